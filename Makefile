@@ -1,0 +1,26 @@
+# Each target sets itself up on a fresh machine: a virtualenv in .venv with the project installed.
+PY := .venv/bin/python
+STAMP := .venv/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	.venv/bin/eqjax demo
+
+test: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider
+
+lint: $(STAMP)
+	.venv/bin/ruff check .
+
+bench: $(STAMP)
+	.venv/bin/eqjax bench eval
+
+clean:
+	rm -rf .venv
