@@ -10,7 +10,7 @@ and stays weak.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import ml_dtypes
 import numpy as np
@@ -129,7 +129,7 @@ _WEAK_DEFAULT = {_WEAK_INT: int64, _WEAK_FLOAT: float64, _WEAK_COMPLEX: complex1
 _WEAK_NODE = {"b": _WEAK_INT, "i": _WEAK_INT, "u": _WEAK_INT, "f": _WEAK_FLOAT, "c": _WEAK_COMPLEX}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _upper_bounds(node: str) -> frozenset[str]:
     out = {node}
     for nxt in _LATTICE[node]:
@@ -137,7 +137,7 @@ def _upper_bounds(node: str) -> frozenset[str]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _join(nodes: frozenset[str]) -> str:
     common = frozenset.intersection(*(_upper_bounds(n) for n in nodes))
     # The least upper bound is the common bound that every other common bound is above.

@@ -1,0 +1,82 @@
+"""`eqjax bench eval`: the interpreter's own cost per equation on small arrays.
+
+For every oracle program, the time of `eval_jaxpr` is compared with the time of making exactly the
+same implementation calls directly (recorded once, replayed in a plain loop): the difference divided
+by the number of top-level equations is the interpreter's overhead per equation.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from eval.interpreter import _plan, eval_jaxpr
+from eval.oracle import load_fixtures, parse_case
+from ir.errors import EqjaxError
+
+ORACLE = Path(__file__).resolve().parent.parent / "tests" / "oracle"
+
+
+def _record_calls(closed, args):
+    """The (impl, operands, params) of each top-level equation for one run on `args`."""
+    plan = _plan(closed.jaxpr)
+    env = {}
+    for v, a in zip(closed.jaxpr.invars, args, strict=True):
+        env[id(v)] = a
+    for v, c in zip(closed.jaxpr.constvars, closed.consts, strict=True):
+        env[id(v)] = c
+    calls = []
+    for fn, _, _, params, multiple, eqn in plan.steps:
+        operands = [env[id(x)] if id(x) in env else np.asarray(x.value, x.aval.dtype.numpy) for x in eqn.invars]
+        result = fn(*operands, **params)
+        for v, r in zip(eqn.outvars, result if multiple else [result], strict=True):
+            env[id(v)] = r
+        calls.append((fn, operands, params))
+    return calls
+
+
+def _best_time(run, repeats: int) -> float:
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(repeats):
+            run()
+        times.append((time.perf_counter() - t0) / repeats)
+    return min(times)
+
+
+def bench_eval(repeats: int = 200) -> list[dict]:
+    rows = []
+    for case in load_fixtures([ORACLE], ["programs"]):
+        try:
+            closed = parse_case(case)
+            args = case.arrays("args")
+            eval_jaxpr(closed, *args)
+        except EqjaxError as e:
+            print(f"{case.id:40} skipped: {e}")
+            continue
+        calls = _record_calls(closed, args)
+
+        def direct(calls=calls):
+            for fn, operands, params in calls:
+                fn(*operands, **params)
+
+        with np.errstate(all="ignore"):
+            t_interp = _best_time(lambda closed=closed, args=args: eval_jaxpr(closed, *args), repeats)
+            t_direct = _best_time(direct, repeats)
+        n = len(calls)
+        rows.append({"case": case.id, "eqns": n, "interp_us": t_interp * 1e6, "direct_us": t_direct * 1e6,
+                     "overhead_us_per_eqn": (t_interp - t_direct) * 1e6 / max(n, 1)})
+    print(f"{'program':40}{'eqns':>6}{'eval µs':>10}{'direct µs':>11}{'overhead µs/eqn':>17}")
+    for r in rows:
+        print(f"{r['case']:40}{r['eqns']:>6}{r['interp_us']:>10.1f}{r['direct_us']:>11.1f}"
+              f"{r['overhead_us_per_eqn']:>17.2f}")
+    if rows:
+        per = [r["overhead_us_per_eqn"] for r in rows]
+        total = sum(r["interp_us"] - r["direct_us"] for r in rows) / sum(r["eqns"] for r in rows)
+        print(f"median overhead {statistics.median(per):.2f} µs/eqn, pooled {total:.2f} µs/eqn "
+              f"over {len(rows)} programs ({sum(r['eqns'] for r in rows)} equations)")
+    return rows

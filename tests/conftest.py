@@ -1,0 +1,17 @@
+"""Test-wide settings: hypothesis profiles.
+
+`ci` (the default) keeps `make test` within minutes on a 2-core machine; `nightly` runs deep
+searches: `HYPOTHESIS_PROFILE=nightly make test`. Tests set no `max_examples` of their own unless
+they need a different budget than the profile's, so the profile decides.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("nightly", max_examples=5000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,136 @@
+"""The `eqjax` command line.
+
+    eqjax demo                         trace a small MLP loss, print its jaxpr, evaluate it
+    eqjax conformance PATH... [--check out,...] [--family F] [--json] [-v]
+    eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
+    eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
+    eqjax bench eval                   interpreter overhead per equation over the oracle programs
+
+User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
+problem and exit with status 2; conformance failures exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ir.errors import EqjaxError
+
+DEFAULT_ORACLE = Path(__file__).resolve().parent.parent / "tests" / "oracle"
+
+
+def _read_text(path: str) -> str:
+    return sys.stdin.read() if path == "-" else Path(path).read_text()
+
+
+def cmd_conformance(args) -> int:
+    from eval.oracle import ALL_CHECKS, load_fixtures, run_conformance, summarize
+
+    checks = [c.strip() for c in args.check.split(",") if c.strip()]
+    unknown = [c for c in checks if c not in ALL_CHECKS]
+    if unknown:
+        raise SystemExit(f"eqjax conformance: unknown check(s) {unknown}; choose from {', '.join(ALL_CHECKS)}")
+    families = [f for spec in args.family or [] for f in spec.split(",")]
+    cases = load_fixtures(args.paths or [DEFAULT_ORACLE], families)
+    outcomes = run_conformance(cases, checks)
+    table, counts = summarize(outcomes)
+    if args.json:
+        print(json.dumps({"summary": counts, "outcomes": [o.__dict__ for o in outcomes]}, indent=1))
+    else:
+        for o in outcomes:
+            if o.status == "failed" or (args.verbose and o.status == "skipped"):
+                print(f"{o.status.upper():8} {o.check:10} {o.case}: {o.reason}")
+        print(table)
+    return 1 if counts["failed"] else 0
+
+
+def cmd_check(args) -> int:
+    from ir.text import parse_jaxpr
+    from ir.typecheck import fingerprint
+
+    closed = parse_jaxpr(_read_text(args.file))
+    print(closed)
+    print(f"fingerprint {fingerprint(closed)}", file=sys.stderr)
+    return 0
+
+
+def cmd_eval(args) -> int:
+    import numpy as np
+
+    from eval.interpreter import eval_jaxpr
+    from ir.text import parse_jaxpr
+
+    closed = parse_jaxpr(_read_text(args.file))
+    if args.args:
+        data = np.load(args.args)
+        inputs = [data[k] for k in sorted(data.files, key=lambda k: int(k.split("_")[-1]))]
+    else:
+        inputs = [np.zeros(v.aval.shape, v.aval.dtype.numpy) for v in closed.jaxpr.invars]
+    for out in eval_jaxpr(closed, *inputs):
+        print(np.array2string(out, precision=6))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from eval.bench import bench_eval
+
+    if args.what == "eval":
+        bench_eval(repeats=args.repeats)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from transforms.demo import run_demo
+
+    run_demo()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="eqjax", description="Jaxprs through equality saturation.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("conformance", help="compare against the JAX oracle fixtures")
+    c.add_argument("paths", nargs="*", help=f"fixture files or directories (default {DEFAULT_ORACLE})")
+    c.add_argument("--check", default="out", help="comma-separated checks: out,jvp,vjp,vmap,grad,...")
+    c.add_argument("--family", action="append", help="only these families (repeatable, or comma-separated)")
+    c.add_argument("--json", action="store_true", help="one JSON object with every outcome")
+    c.add_argument("-v", "--verbose", action="store_true", help="also list skipped checks with the reason")
+    c.set_defaults(func=cmd_conformance)
+
+    k = sub.add_parser("check", help="parse and typecheck a jaxpr text, print it back")
+    k.add_argument("file", help="a file with jaxpr text, or - for stdin")
+    k.set_defaults(func=cmd_check)
+
+    e = sub.add_parser("eval", help="evaluate a jaxpr text")
+    e.add_argument("file", help="a file with jaxpr text, or - for stdin")
+    e.add_argument("--args", help="an .npz file with arrays arr_0, arr_1, ... (default: zeros)")
+    e.set_defaults(func=cmd_eval)
+
+    b = sub.add_parser("bench", help="benchmarks that print numbers")
+    b.add_argument("what", choices=["eval"])
+    b.add_argument("--repeats", type=int, default=200)
+    b.set_defaults(func=cmd_bench)
+
+    d = sub.add_parser("demo", help="trace, print and evaluate a small MLP loss")
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except EqjaxError as e:
+        print(f"eqjax {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"eqjax {args.command}: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
