@@ -14,7 +14,7 @@ demo: $(STAMP)
 	.venv/bin/eqjax demo
 
 test: $(STAMP)
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -q
 
 lint: $(STAMP)
 	.venv/bin/ruff check .

@@ -116,7 +116,8 @@ def mismatch(got: Any, want: np.ndarray | None, rtol: float, atol: float) -> str
     if not np.any(bad):
         return None
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
-    return f"{int(np.sum(bad))} of {want.size} elements differ; first at {list(idx)}: got {got[idx]!r}, want {want[idx]!r}"
+    return (f"{int(np.sum(bad))} of {want.size} elements differ; "
+            f"first at {list(idx)}: got {got[idx]!r}, want {want[idx]!r}")
 
 
 def compare_lists(what: str, got: Sequence, want: Sequence, rtol: float, atol: float) -> None:
