@@ -1,8 +1,9 @@
 """`eqjax bench eval`: the interpreter's own cost per equation on small arrays.
 
 For every oracle program, the time of `eval_jaxpr` is compared with the time of making exactly the
-same implementation calls directly (recorded once, replayed in a plain loop): the difference divided
-by the number of top-level equations is the interpreter's overhead per equation.
+same NumPy implementation calls directly (recorded once, nested jaxprs included, replayed in a plain
+loop): the difference divided by the number of equations run is the interpreter's overhead per
+equation, control flow (jit, scan, while, cond) included.
 """
 
 from __future__ import annotations
@@ -13,28 +14,36 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.interpreter import _plan, eval_jaxpr
+from eval.interpreter import _PLANS, eval_jaxpr
 from eval.oracle import load_fixtures, parse_case
+from eval.registry import IMPLS
 from ir.errors import EqjaxError
+from ir.primitives import PRIMITIVES
 
 ORACLE = Path(__file__).resolve().parent.parent / "tests" / "oracle"
 
 
-def _record_calls(closed, args):
-    """The (impl, operands, params) of each top-level equation for one run on `args`."""
-    plan = _plan(closed.jaxpr)
-    env = {}
-    for v, a in zip(closed.jaxpr.invars, args, strict=True):
-        env[id(v)] = a
-    for v, c in zip(closed.jaxpr.constvars, closed.consts, strict=True):
-        env[id(v)] = c
+def _record_leaf_calls(closed, args) -> list:
+    """Every (impl, operands, params) call of a primitive that is not higher order, in run order,
+    nested jaxprs included: exactly the NumPy work of one evaluation."""
     calls = []
-    for fn, _, _, params, multiple, eqn in plan.steps:
-        operands = [env[id(x)] if id(x) in env else np.asarray(x.value, x.aval.dtype.numpy) for x in eqn.invars]
-        result = fn(*operands, **params)
-        for v, r in zip(eqn.outvars, result if multiple else [result], strict=True):
-            env[id(v)] = r
-        calls.append((fn, operands, params))
+
+    def recording(name, fn):
+        def run(*operands, **params):
+            calls.append((fn, operands, params))
+            return fn(*operands, **params)
+        return run
+
+    saved = dict(IMPLS)
+    try:
+        for name, fn in saved.items():
+            if name in PRIMITIVES and not PRIMITIVES[name].higher_order:
+                IMPLS[name] = recording(name, fn)
+        _PLANS.clear()
+        eval_jaxpr(closed, *args)
+    finally:
+        IMPLS.update(saved)
+        _PLANS.clear()
     return calls
 
 
@@ -58,7 +67,7 @@ def bench_eval(repeats: int = 200) -> list[dict]:
         except EqjaxError as e:
             print(f"{case.id:40} skipped: {e}")
             continue
-        calls = _record_calls(closed, args)
+        calls = _record_leaf_calls(closed, args)
 
         def direct(calls=calls):
             for fn, operands, params in calls:
