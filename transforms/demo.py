@@ -7,6 +7,7 @@ import numpy as np
 import ir
 import ir.numpy as jnp
 from eval.interpreter import eval_jaxpr
+from ir.tree import tree_leaves
 
 
 def mlp_loss(params, x, y):
@@ -28,8 +29,7 @@ def run_demo() -> None:
     closed = ir.make_jaxpr(mlp_loss)(params, x, y)
     print("# traced jaxpr of mlp_loss(params, x, y)")
     print(closed)
-    leaves = [params[0][0], params[0][1], params[1][0], params[1][1], x, y]
-    [loss] = eval_jaxpr(closed, *leaves)
+    [loss] = eval_jaxpr(closed, *tree_leaves((params, x, y)))
     print(f"# evaluated with NumPy: loss = {float(loss):.12g}")
     (w1, b1), (w2, b2) = params
     direct = np.mean((np.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
