@@ -1,0 +1,62 @@
+"""JAX's jaxpr text format: `parse_jaxpr(text)` and `print_jaxpr(jaxpr)`.
+
+`parse_jaxpr` reads exactly what `str(jax.make_jaxpr(f)(*args))` prints (JAX 0.10.2) and type
+checks the result; `print_jaxpr` prints a jaxpr the way JAX does, so for JAX's own texts
+`print_jaxpr(parse_jaxpr(t)) == t`. `canonical_text` is the deterministic printed form used for
+fingerprints.
+
+Constants: JAX prints a top-level constvar (`{ lambda a:f64[8]; b:f64[8]. ...`) but not its value.
+`parse_jaxpr` fills `ClosedJaxpr.consts` with zeros of each constvar's aval (threefry keys: a
+trailing axis of two uint32 words) as placeholders; a caller that knows the values (the oracle
+fixtures' `consts`) replaces them. Nested jaxprs with constvars are rejected for the same reason.
+
+Hidden params: where JAX's printer leaves params out (`broadcast_in_dim`'s `shape`, `dot_general`'s
+`None`s, the custom calls' `num_consts=0`), the parser puts them back so `eqn.params` is complete,
+and the printer leaves them out again; see `ir.text.eqn_rules`.
+"""
+
+from __future__ import annotations
+
+from ir.core import ClosedJaxpr, Jaxpr
+from ir.errors import JaxprSyntaxError, JaxprTypeError
+from ir.text.parser import Parser
+from ir.text.printer import print_jaxpr
+
+__all__ = ["parse_jaxpr", "parse_jaxpr_untyped", "print_jaxpr", "canonical_text"]
+
+
+def parse_jaxpr_untyped(text: str) -> ClosedJaxpr:
+    """Parse without type checking: raises only `JaxprSyntaxError`."""
+    if not isinstance(text, str):
+        raise TypeError(f"parse_jaxpr expects the jaxpr text as a str, got {type(text).__name__}")
+    parser = Parser(text)
+    try:
+        return parser.parse()
+    except RecursionError:
+        raise parser.error("the text nests too deeply to parse") from None
+
+
+def parse_jaxpr(text: str) -> ClosedJaxpr:
+    """Parse JAX's printed jaxpr text and type check it.
+
+    Raises `JaxprSyntaxError` (line, column, what was expected) for malformed text and undefined
+    names, and `JaxprTypeError` when an equation's declared result types disagree with its
+    primitive's shape rule. A primitive without a shape rule is accepted as declared.
+    """
+    closed = parse_jaxpr_untyped(text)
+    from ir.typecheck import typecheck
+
+    try:
+        typecheck(closed)
+    except (JaxprSyntaxError, JaxprTypeError):
+        raise
+    except RecursionError:
+        raise JaxprTypeError("the jaxpr nests too deeply to type check") from None
+    except Exception as e:  # a shape rule that fails on odd input must still give a typed error
+        raise JaxprTypeError(f"type checking failed: {type(e).__name__}: {e}") from e
+    return closed
+
+
+def canonical_text(jaxpr: Jaxpr | ClosedJaxpr) -> str:
+    """The deterministic printed form of a jaxpr (JAX's text), the basis of fingerprints."""
+    return print_jaxpr(jaxpr)
