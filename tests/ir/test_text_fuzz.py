@@ -72,6 +72,10 @@ def mutated(draw, mutations=tuple(MUTATIONS), max_steps=3):
     return text
 
 
+# Four times the profile's budget per test: thousands of mutated texts in `ci`, tens of thousands nightly.
+FUZZ = settings(deadline=None, max_examples=4 * settings.default.max_examples)
+
+
 def check(text: str) -> None:
     try:
         closed = parse_jaxpr(text)
@@ -82,19 +86,19 @@ def check(text: str) -> None:
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.__name__)
-@settings(deadline=None)
+@FUZZ
 @given(data=st.data())
 def test_one_kind_of_mutation(mutation, data):
     check(data.draw(mutated(mutations=(mutation,), max_steps=1)))
 
 
-@settings(deadline=None)
+@FUZZ
 @given(text=mutated())
 def test_mixed_mutations(text):
     check(text)
 
 
-@settings(deadline=None)
+@FUZZ
 @given(text=st.text(alphabet=st.sampled_from("{}()[],;:=._- \nabf0123456789lambdeintj'<>") | st.characters(),
                     max_size=200))
 def test_arbitrary_text(text):
