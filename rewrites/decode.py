@@ -1,0 +1,198 @@
+"""E-graph → Jaxpr: the avals of every e-class, and the program an extraction chose.
+
+`class_avals` gives each term e-class its aval by applying the primitives' shape rules (`ir`) to the
+nodes bottom-up; every node of a class must agree, so a rule that changes a shape or dtype is caught
+here (`UnsoundRewrite`). `decode` rebuilds a typechecked ClosedJaxpr from the chosen node of each
+class, emitting each shared class once, in operand-first order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
+from ir.dtypes import from_name
+from ir.errors import EqjaxError
+from ir.primitives import abstract_eval, get_primitive
+from ir.typecheck import typecheck
+from rewrites.egraph_view import EGraphView, ENode
+from rewrites.encode import Encoding
+from rewrites.terms import SPECS, default_params
+
+
+class UnsoundRewrite(EqjaxError):
+    """Two terms in one e-class have different avals: some rule changed a shape or dtype."""
+
+
+def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict:
+    """The full params of a primitive node: its typed fields and its `extra` params."""
+    if node.op in ("apply", "call"):
+        prim, extra = node.payload
+        return dict(enc.extras[extra]) if extra else {}
+    spec = SPECS[node.op]
+    *fields, extra = node.payload
+    params = {name: kind.decode(v) for (name, kind), v in zip(spec.fields, fields, strict=True)}
+    if extra:
+        params.update(enc.extras[extra])
+    else:
+        defaults = default_params(node.op, in_avals)
+        if defaults is None:
+            raise EqjaxError(f"a rule built a {node.op} node without params, and {node.op} has no defaults")
+        params.update(defaults)
+    return params
+
+
+def node_primitive(node: ENode) -> str:
+    return node.payload[0] if node.op in ("apply", "call") else node.op
+
+
+def args_classes(view: EGraphView, args_class: str) -> list[str]:
+    """The Arr classes of an `Args` cons list, in order."""
+    out, cls = [], args_class
+    while True:
+        [i] = view.classes[cls][:1]
+        node = view.nodes[i]
+        if node.op == "nil":
+            return out
+        head, cls = node.children
+        out.append(head)
+
+
+def operand_classes(view: EGraphView, node: ENode) -> list[str]:
+    return args_classes(view, node.children[0]) if node.op in ("apply", "call") else list(node.children)
+
+
+def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:
+    if node.op == "inp":
+        return enc.in_avals[node.payload[0]]
+    if node.op == "const":
+        return enc.const_avals[node.payload[0]]
+    if node.op == "scalar":
+        return ShapedArray((), from_name(node.payload[1]))
+    return None
+
+
+def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tuple[ShapedArray, ...]]:
+    """The aval of every Arr class (a tuple of avals for a Tup class), by shape rules to a fixpoint."""
+    avals: dict[str, ShapedArray | tuple] = {}
+    pending = [i for i, n in enumerate(view.nodes) if n.op not in ("cons", "nil")]
+    while pending:
+        still = []
+        for i in pending:
+            node, cls = view.nodes[i], view.node_class[i]
+            got = _node_aval(view, node, avals, enc)
+            if got is None:
+                still.append(i)
+                continue
+            old = avals.get(cls)
+            if old is None:
+                avals[cls] = got
+            elif not _same_avals(old, got):
+                raise UnsoundRewrite(f"e-class {cls} holds terms of types {old} and {got} "
+                                     f"(a rewrite changed the type; node {node.op}{node.payload})")
+        if len(still) == len(pending):
+            break  # the rest sit on cycles or on classes no leaf reaches
+        pending = still
+    return avals
+
+
+def _same_avals(a, b) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(
+            x.same_type(y) for x, y in zip(a, b, strict=True))
+    return a.same_type(b)
+
+
+def _node_aval(view: EGraphView, node: ENode, avals: dict, enc: Encoding):
+    leaf = _leaf_aval(node, enc)
+    if leaf is not None:
+        return leaf
+    if node.op == "get":
+        tup = avals.get(node.children[0])
+        return None if tup is None else tup[node.payload[0]]
+    children = operand_classes(view, node)
+    in_avals = [avals.get(c) for c in children]
+    if any(a is None for a in in_avals):
+        return None
+    prim = node_primitive(node)
+    out = abstract_eval(prim, in_avals, node_params(node, in_avals, enc))
+    return tuple(out) if node.op == "call" else out[0]
+
+
+def decode(view: EGraphView, choice: dict[str, int], enc: Encoding,
+           avals: dict | None = None) -> ClosedJaxpr:
+    """The program made of the chosen node of each class reachable from the outputs."""
+    avals = class_avals(view, enc) if avals is None else avals
+    invars = [Var(a) for a in enc.in_avals]
+    constvars: list[Var] = []
+    consts: list[np.ndarray] = []
+    eqns: list[Eqn] = []
+    atoms: dict[str, object] = {}  # class -> Var | Literal (a list of Vars for a Tup class)
+    [root] = view.roots
+    outputs = args_classes(view, root)
+
+    def build(cls: str):
+        node = view.nodes[choice[cls]]
+        if node.op == "inp":
+            return invars[node.payload[0]]
+        if node.op == "scalar":
+            dt = from_name(node.payload[1])
+            return Literal(np.asarray(node.payload[0]).astype(dt.numpy)[()], ShapedArray((), dt))
+        if node.op == "const":
+            k = node.payload[0]
+            if k in enc.literal_consts:
+                return Literal(enc.consts[k][()], enc.const_avals[k])
+            var = Var(enc.const_avals[k])
+            constvars.append(var)
+            consts.append(enc.consts[k])
+            return var
+        if node.op == "get":
+            return atoms[node.children[0]][node.payload[0]]
+        operands = [atoms[c] for c in operand_classes(view, node)]
+        in_avals = [x.aval for x in operands]
+        prim = node_primitive(node)
+        params = node_params(node, in_avals, enc)
+        if node.op == "call":
+            outs = [Var(a) for a in avals[cls]]
+            eqns.append(Eqn(prim, operands, list(outs), params))
+            return outs
+        if get_primitive(prim).multiple_results:
+            raise EqjaxError(f"{prim} has several results but is held as a single-result node")
+        out = Var(avals[cls])
+        eqns.append(Eqn(prim, operands, [out], params))
+        return out
+
+    for out_cls in outputs:
+        _emit(view, choice, out_cls, atoms, build)
+    _drop_unused(eqns, [atoms[c] for c in outputs])
+    closed = ClosedJaxpr(Jaxpr(constvars, invars, [atoms[c] for c in outputs], eqns), consts)
+    typecheck(closed)
+    return closed
+
+
+def _emit(view: EGraphView, choice: dict[str, int], start: str, atoms: dict, build) -> None:
+    """Post-order over the chosen nodes from `start` (iterative: programs can be thousands deep)."""
+    stack = [(start, False)]
+    while stack:
+        cls, expanded = stack.pop()
+        if cls in atoms:
+            continue
+        if expanded:
+            atoms[cls] = build(cls)
+            continue
+        stack.append((cls, True))
+        node = view.nodes[choice[cls]]
+        deps = list(node.children) if node.op == "get" else operand_classes(view, node)
+        for child in reversed(deps):
+            if child not in atoms:
+                stack.append((child, False))
+
+
+def _drop_unused(eqns: list[Eqn], outputs: list) -> None:
+    """Results of multi-result equations that nothing reads become `_`."""
+    used = {id(x) for x in outputs}
+    for e in eqns:
+        used.update(id(x) for x in e.invars)
+    for e in eqns:
+        if len(e.outvars) > 1:
+            e.outvars = [v if id(v) in used else DropVar(v.aval) for v in e.outvars]

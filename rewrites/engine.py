@@ -1,0 +1,185 @@
+"""The saturation engine: encode → saturate (bounded) → serialize → extract → decode.
+
+Schedules are built here and only here. One iteration is: the analysis rules (shape and value
+facts) to saturation, then one pass of the chosen rules under egglog's back-off scheduler, whose
+match limit grows with the program so that a rule is skipped only when it would explode. Saturation
+always stops: at the iteration limit, the e-node limit, the time limit, or when nothing changed;
+the report says which.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+from egglog import EGraph, back_off, run, ruleset
+
+from ir.core import ClosedJaxpr
+from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
+from rewrites.encode import INLINED, encode
+from rewrites.extract import extract
+from rewrites.rule import Rule
+from rewrites.rulesets import analysis_rules, resolve_rules
+from rewrites.serialize import ROOT_LET, serialize, view_of
+from rewrites.terms import args_list
+
+_LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    iterations: int = 12
+    nodes: int = 200_000
+    seconds: float = 20.0
+    # The back-off match limit is `match_limit_base + match_limit_per_eqn * equations`.
+    match_limit_base: int = 2_000
+    match_limit_per_eqn: int = 20
+    ban_length: int = 3
+
+
+@dataclass
+class Report:
+    rules: list[str]
+    iterations: int = 0
+    enodes: int = 0
+    eclasses: int = 0
+    stop_reason: str = ""  # saturated | iterations | nodes | seconds
+    rule_matches: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    cost_model: str = ""
+    extractor: str = ""
+    extraction_status: str = ""
+    cost_before: float = 0
+    cost_after: float = 0
+    eqns_before: int = 0
+    eqns_after: int = 0
+
+    def summary(self) -> str:
+        fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
+        lines = [
+            f"saturation: {self.iterations} iterations, stopped by {self.stop_reason}; "
+            f"{self.enodes} e-nodes in {self.eclasses} e-classes",
+            f"cost ({self.cost_model}): {_num(self.cost_before)} -> {_num(self.cost_after)}; "
+            f"equations {self.eqns_before} -> {self.eqns_after}; extractor {self.extractor} ({self.extraction_status})",
+            "seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in self.seconds.items()),
+            f"rules fired ({len(fired)} of {len(self.rules)}): " + (", ".join(f"{n} ×{c}" for n, c in fired) or "none"),
+        ]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _num(x) -> str:
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.6g}"
+
+
+_ruleset_ids = itertools.count()
+
+
+def saturate(egraph: EGraph, rules: list[Rule], n_eqns: int, limits: Limits, report: Report) -> None:
+    tag = next(_ruleset_ids)
+    analysis = ruleset(*(e for r in analysis_rules() for e in r.egg), name=f"analysis-{tag}")
+    main = ruleset(*(e for r in rules for e in r.egg), name=f"rules-{tag}")
+    by_decl = {e.decl: r.name for r in rules for e in r.egg}
+    report.rule_matches = {r.name: 0 for r in rules}
+    scheduler = back_off(match_limit=limits.match_limit_base + limits.match_limit_per_eqn * n_eqns,
+                         ban_length=limits.ban_length)
+    one_iteration = run(analysis).saturate() + run(main, scheduler=scheduler)
+    start = time.perf_counter()
+    report.stop_reason = "iterations"
+    for _ in range(limits.iterations):
+        step = egraph.run(one_iteration)
+        report.iterations += 1
+        for decl, n in step.num_matches_per_rule.items():
+            name = by_decl.get(decl)
+            if name is not None:
+                report.rule_matches[name] += n
+        if not step.updated:
+            report.stop_reason = "saturated"
+            break
+        if sum(n for _, n in egraph.all_function_sizes()) > limits.nodes:
+            report.stop_reason = "nodes"
+            break
+        if time.perf_counter() - start > limits.seconds:
+            report.stop_reason = "seconds"
+            break
+    egraph.run(run(analysis).saturate())
+
+
+def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
+             limits: Limits | None = None) -> tuple[ClosedJaxpr, Report]:
+    """The cheapest program equal to `closed` under `rules`, and a report of how it was found."""
+    from rewrites.costs import get_cost_model
+
+    limits = limits or Limits()
+    rule_list = resolve_rules(rules)
+    model_name, model = get_cost_model(cost)
+    report = Report([r.name for r in rule_list], cost_model=model_name, extractor=extractor)
+    report.eqns_before = count_eqns(closed)
+    report.cost_before = program_cost(closed, model)
+    clock = time.perf_counter()
+
+    egraph = EGraph()
+    enc = encode(closed, egraph)
+    egraph.let(ROOT_LET.lstrip("$"), args_list(enc.outputs))
+    report.seconds["encode"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    saturate(egraph, rule_list, enc.n_eqns, limits, report)
+    report.seconds["saturate"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    view = view_of(serialize(egraph))
+    report.enodes, report.eclasses = len(view.nodes), len(view.classes)
+    avals = class_avals(view, enc)
+    costs = [_node_cost(view, i, avals, enc, model) for i in range(len(view.nodes))]
+    report.seconds["serialize"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    result = extract(view, costs, method=extractor)
+    report.extraction_status = result.status
+    report.seconds["extract"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    optimized = decode(view, result.choice, enc, avals)
+    report.seconds["decode"] = time.perf_counter() - clock
+    report.eqns_after = count_eqns(optimized)
+    report.cost_after = program_cost(optimized, model)
+    return optimized, report
+
+
+def _node_cost(view, i: int, avals: dict, enc, model) -> float:
+    node = view.nodes[i]
+    if node.op in _LEAVES:
+        return 0
+    cls = view.node_class[i]
+    if cls not in avals:
+        return 0  # unreachable from any leaf: never extractable, its cost does not matter
+    in_avals = [avals[c] for c in operand_classes(view, node)]
+    out = avals[cls]
+    return model(node_primitive(node), node_params(node, in_avals, enc), in_avals,
+                 list(out) if isinstance(out, tuple) else [out])
+
+
+def count_eqns(closed: ClosedJaxpr) -> int:
+    """Equations the program runs, with inlined calls (`jit`) counted by their bodies."""
+    total = 0
+    for eqn in closed.jaxpr.eqns:
+        if eqn.primitive in INLINED:
+            inner = eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
+            total += count_eqns(inner)
+        else:
+            total += 1
+    return total
+
+
+def program_cost(closed: ClosedJaxpr, model) -> float:
+    total = 0
+    for eqn in closed.jaxpr.eqns:
+        if eqn.primitive in INLINED:
+            total += program_cost(eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr"), model)
+        else:
+            total += model(eqn.primitive, eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars])
+    return total

@@ -1,0 +1,60 @@
+"""Named rule sets, and the analysis rules every run includes.
+
+    strict    exact rules only: results are bit-identical
+    default   exact + real + guarded
+    fast      every rule, unsafe ones included
+
+A rule spec is a set name, optionally followed by `,+NAME` / `,-NAME` items that add or remove single
+rules (`default,-mul-comm`), or an explicit list of `Rule`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, Rule, RuleError, check_rules
+
+RULE_SETS: dict[str, frozenset[str]] = {
+    "strict": frozenset({EXACT}),
+    "default": frozenset({EXACT, REAL, GUARDED}),
+    "fast": frozenset({EXACT, REAL, GUARDED, UNSAFE}),
+    "none": frozenset(),
+}
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    """Every built-in algebraic rule, checked, in category order."""
+    from rewrites.rules import CATEGORY_MODULES
+
+    return tuple(check_rules(r for module in CATEGORY_MODULES for r in module.R.rules))
+
+
+@cache
+def analysis_rules() -> tuple[Rule, ...]:
+    from rewrites.analyses import ANALYSIS_MODULES
+
+    return tuple(check_rules(r for module in ANALYSIS_MODULES for r in module.R.rules))
+
+
+def rules_in_set(name: str) -> list[Rule]:
+    if name not in RULE_SETS:
+        raise RuleError(f"unknown rule set {name!r}; choose from {', '.join(RULE_SETS)}")
+    return [r for r in all_rules() if r.soundness in RULE_SETS[name]]
+
+
+def resolve_rules(spec: str | Sequence[Rule]) -> list[Rule]:
+    if not isinstance(spec, str):
+        return check_rules(spec)
+    head, *items = [s.strip() for s in spec.split(",") if s.strip()]
+    chosen = rules_in_set(head)
+    by_name = {r.name: r for r in all_rules()}
+    for item in items:
+        sign, name = item[0], item[1:]
+        if sign not in "+-" or name not in by_name:
+            raise RuleError(f"bad rule spec item {item!r}: use +NAME or -NAME with a built-in rule name")
+        chosen = [r for r in chosen if r.name != name]
+        if sign == "+":
+            chosen.append(by_name[name])
+    return chosen

@@ -1,0 +1,280 @@
+"""The egglog term language of Jaxprs.
+
+Sorts
+    Arr    an array value
+    Args   a cons list of array operands (`Args.nil()`, `Args.cons(x, rest)`) for variadic primitives
+    Tup    the results of a multi-result equation; `get(t, i)` is its i-th result
+
+Leaves
+    Arr.inp(k)               the k-th input of the program
+    Arr.const(k)             the k-th array constant (values held on the Python side), also any literal
+                             `scalar` cannot hold exactly (nan, -0.0, huge integers, complex)
+    Arr.scalar(v, dtype)     a rank-0 literal of `dtype` whose value is the float64 `v`
+
+Equations
+    one constructor per single-result primitive with a fixed number of operands, named after it
+    (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`): the operands, then the params a rule may read
+    as typed egglog values (`TermSpec.fields`), then `extra`, the remaining params as their printed
+    text ("" stands for the primitive's default params, which rules use when they build a node);
+    `apply(prim, extra, args)` for single-result primitives without a spec, with variadic operands, or
+    whose params do not round-trip through the typed fields;
+    `call(prim, extra, args)` for multi-result primitives, read through `get`.
+
+The e-class analysis facts rules can ask for are egglog functions: `shape_of(x)` (Vec[i64]) and
+`dtype_of(x)` (the dtype name); `rewrites.facts` adds sign/zero/finiteness relations.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from egglog import Expr, StringLike, Vec, f64Like, function, i64, i64Like, method
+
+
+class Arr(Expr, egg_sort="Arr"):
+    @method(egg_fn="inp")
+    @classmethod
+    def inp(cls, k: i64Like) -> Arr: ...
+
+    @method(egg_fn="const")
+    @classmethod
+    def const(cls, k: i64Like) -> Arr: ...
+
+    @method(egg_fn="scalar")
+    @classmethod
+    def scalar(cls, value: f64Like, dtype: StringLike) -> Arr: ...
+
+
+class Args(Expr, egg_sort="Args"):
+    @method(egg_fn="nil")
+    @classmethod
+    def nil(cls) -> Args: ...
+
+    @method(egg_fn="cons")
+    @classmethod
+    def cons(cls, head: Arr, tail: Args) -> Args: ...
+
+
+class Tup(Expr, egg_sort="Tup"):
+    pass
+
+
+@function(egg_fn="get")
+def get(t: Tup, i: i64Like) -> Arr: ...
+
+
+@function(egg_fn="apply")
+def apply(prim: StringLike, extra: StringLike, args: Args) -> Arr: ...
+
+
+@function(egg_fn="call")
+def call(prim: StringLike, extra: StringLike, args: Args) -> Tup: ...
+
+
+@function(egg_fn="shape_of", merge=lambda old, new: old)
+def shape_of(x: Arr) -> Vec[i64]: ...
+
+
+@function(egg_fn="dtype_of", merge=lambda old, new: old)
+def dtype_of(x: Arr) -> StringLike: ...
+
+
+def args_list(xs: list[Arr]) -> Args:
+    out = Args.nil()
+    for x in reversed(xs):
+        out = Args.cons(x, out)
+    return out
+
+
+# --- typed param fields -------------------------------------------------------------------------
+# A field kind says how one param is held in the e-graph and read back. `encode` returns None when
+# the value does not fit the kind exactly; the equation is then encoded with `apply`.
+
+
+@dataclass(frozen=True)
+class FieldKind:
+    name: str
+    egg_type: Any
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+
+
+def _encode_int(v):
+    return i64(int(v)) if type(v) is int else None
+
+
+def _encode_ints(v):
+    if type(v) is tuple and all(type(d) is int for d in v):
+        return Vec[i64](*(i64(d) for d in v)) if v else Vec[i64].empty()
+    return None
+
+
+def _encode_dtype(v):
+    from ir.dtypes import DType
+
+    return v.name if isinstance(v, DType) else None
+
+
+def _decode_dtype(s: str):
+    from ir.dtypes import from_name
+
+    return from_name(s)
+
+
+INT = FieldKind("int", i64, _encode_int, int)
+INTS = FieldKind("ints", Vec[i64], _encode_ints, lambda v: tuple(int(d) for d in v))
+DTYPE = FieldKind("dtype", StringLike, _encode_dtype, _decode_dtype)
+
+
+def _encode_literal_text(v):
+    """Nested tuples/lists of ints as their printed text, e.g. `(([1], [0]), ([], []))`."""
+    text = repr(v)
+    try:
+        return text if ast.literal_eval(text) == v and _same_structure(ast.literal_eval(text), v) else None
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _same_structure(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_structure(x, y) for x, y in zip(a, b, strict=True))
+    return True
+
+
+# dot_general's dimension_numbers, matched by rules as text (the matmul form is `(([1], [0]), ([], []))`).
+DIMENSION_NUMBERS = FieldKind("dimension_numbers", StringLike, _encode_literal_text, ast.literal_eval)
+
+
+@dataclass(frozen=True)
+class TermSpec:
+    """How one primitive is held in the e-graph: its constructor's operands and typed fields."""
+
+    primitive: str
+    arity: int
+    fields: tuple[tuple[str, FieldKind], ...] = ()
+
+    @property
+    def constructor_name(self) -> str:
+        return "p_" + self.primitive.replace("-", "_")
+
+
+def _unary_and_nary() -> dict[str, int]:
+    from ir.shapes.elementwise import NARY, UNARY
+
+    arities = {name: 1 for name in UNARY}
+    arities.update({name: len(accepted) for name, (accepted, _) in NARY.items()})
+    arities.update({"pow": 2, "add_any": 2, "clamp": 3, "round": 1, "reduce_precision": 1,
+                    "bitcast_convert_type": 1, "stop_gradient": 1})
+    return arities
+
+
+_FIELDS: dict[str, tuple[tuple[str, FieldKind], ...]] = {
+    "integer_pow": (("y", INT),),
+    "convert_element_type": (("new_dtype", DTYPE),),
+    "transpose": (("permutation", INTS),),
+    "reshape": (("new_sizes", INTS),),
+    "broadcast_in_dim": (("shape", INTS), ("broadcast_dimensions", INTS)),
+    "squeeze": (("dimensions", INTS),),
+    "rev": (("dimensions", INTS),),
+    **{f"reduce_{op}": (("axes", INTS),) for op in ("sum", "max", "min", "prod", "and", "or", "xor")},
+    **{f"cum{op}": (("axis", INT),) for op in ("sum", "prod", "max", "min", "logsumexp")},
+    "argmax": (("axes", INTS),),
+    "argmin": (("axes", INTS),),
+    "slice": (("start_indices", INTS), ("limit_indices", INTS)),
+    "dot_general": (("dimension_numbers", DIMENSION_NUMBERS),),
+}
+_ARITY = {"transpose": 1, "reshape": 1, "broadcast_in_dim": 1, "squeeze": 1, "rev": 1, "argmax": 1,
+          "argmin": 1, "slice": 1, "dot_general": 2, "pad": 2, "iota": 0, "integer_pow": 1,
+          "convert_element_type": 1, **{f"reduce_{op}": 1 for op in ("sum", "max", "min", "prod", "and", "or",
+                                                                   "xor")},
+          **{f"cum{op}": 1 for op in ("sum", "prod", "max", "min", "logsumexp")}}
+
+
+def _build_specs() -> dict[str, TermSpec]:
+    arities = {**_unary_and_nary(), **_ARITY}
+    return {name: TermSpec(name, arity, _FIELDS.get(name, ())) for name, arity in sorted(arities.items())}
+
+
+SPECS: dict[str, TermSpec] = _build_specs()
+
+
+def _make_constructor(spec: TermSpec):
+    """An egglog constructor `p_<prim>(operands..., fields..., extra) -> Arr`."""
+    params = [inspect.Parameter(f"x{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Arr)
+              for i in range(spec.arity)]
+    params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind.egg_type)
+               for name, kind in spec.fields]
+    params.append(inspect.Parameter("extra", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=StringLike))
+
+    def stub(*args): ...
+
+    stub.__signature__ = inspect.Signature(params, return_annotation=Arr)
+    stub.__annotations__ = {p.name: p.annotation for p in params} | {"return": Arr}
+    stub.__name__ = stub.__qualname__ = spec.constructor_name
+    return function(egg_fn=spec.constructor_name)(stub)
+
+
+CONSTRUCTORS: dict[str, Any] = {name: _make_constructor(spec) for name, spec in SPECS.items()}
+BY_EGG_NAME: dict[str, TermSpec] = {spec.constructor_name: spec for spec in SPECS.values()}
+
+
+_DEFAULT_PARAMS: dict[str, Callable[[list], dict]] = {
+    "reduce_sum": lambda avals: {"out_sharding": None},
+    "broadcast_in_dim": lambda avals: {"sharding": None},
+    "reshape": lambda avals: {"dimensions": None, "sharding": None},
+    "convert_element_type": lambda avals: {"sharding": None, "weak_type": False},
+    "dot_general": lambda avals: {"out_sharding": None, "precision": None,
+                                  "preferred_element_type": avals[0].dtype},
+    "slice": lambda avals: {"strides": None},
+    **{f"cum{op}": (lambda avals: {"reverse": False}) for op in ("sum", "prod", "max", "min", "logsumexp")},
+}
+
+
+def default_params(prim: str, in_avals: list) -> dict | None:
+    """The leftover params a rule-built node of `prim` gets (its `extra` is ""), or None if it has none."""
+    spec = SPECS.get(prim)
+    if spec is None:
+        return None
+    rule = _DEFAULT_PARAMS.get(prim)
+    return rule(in_avals) if rule is not None else {}
+
+
+class _Ops:
+    """`T.add(x, y)`, `T.reduce_sum(x, axes)`: the constructors with `extra` defaulting to "" (the
+    primitive's default params), for writing rules."""
+
+    def __getattr__(self, name: str):
+        prim = name
+        ctor = CONSTRUCTORS.get(prim)
+        if ctor is None:
+            raise AttributeError(f"no term constructor for primitive {prim!r}")
+        n = SPECS[prim].arity + len(SPECS[prim].fields)
+
+        def build(*args, extra: Any = ""):
+            if len(args) != n:
+                raise TypeError(f"{prim} takes {n} operands and fields, got {len(args)}")
+            return ctor(*args, extra)
+
+        return build
+
+
+T = _Ops()
+
+
+def encode_fields(spec: TermSpec, params: dict) -> tuple[list[Any], dict] | None:
+    """The typed field values of `params` and the leftover params, or None if a field does not fit."""
+    values, rest = [], dict(params)
+    for name, kind in spec.fields:
+        if name not in rest:
+            return None
+        v = kind.encode(rest.pop(name))
+        if v is None:
+            return None
+        values.append(v)
+    return values, rest
