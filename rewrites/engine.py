@@ -13,7 +13,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 
-from egglog import EGraph, back_off, run, ruleset
+from egglog import EGraph, back_off, ruleset, run
 
 from ir.core import ClosedJaxpr
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
