@@ -12,16 +12,7 @@ import math
 from ir.core import ShapedArray
 from ir.params import as_ints
 from ir.primitives import shape_rule
-from ir.shapes.elementwise import (
-    NUM,
-    check_axes,
-    check_axis,
-    check_dtype,
-    dtype_param,
-    fail,
-    same_dtypes,
-    weak,
-)
+from ir.shapes.common import NUM, check_axes, check_axis, check_dtype, dtype_param, fail, same_dtypes, weak
 
 
 def _sizes(prim: str, name: str, value) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ from ir.dtypes import DType
 from ir.params import Record, as_ints
 from ir.primitives import shape_rule
 from ir.shapes.arrays import dilate_dim
-from ir.shapes.elementwise import COMPLEX, FLOAT, INT, NUM, check_dtype, dtype_param, fail, same_dtypes, weak
+from ir.shapes.common import COMPLEX, FLOAT, INT, NUM, check_dtype, dtype_param, fail, same_dtypes, weak
 
 
 def _dot_dimension_numbers(prim: str, dn) -> tuple[tuple[int, ...], ...]:

@@ -14,7 +14,7 @@ from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
 from ir.primitives import shape_rule
-from ir.shapes.elementwise import ANY, FLOAT, INT, check_axis, check_dtype, fail, same_dtypes
+from ir.shapes.common import ANY, FLOAT, INT, check_axis, check_dtype, fail, same_dtypes
 
 # --- slices -----------------------------------------------------------------------------------
 

@@ -13,17 +13,7 @@ from ir.core import ClosedJaxpr, ShapedArray
 from ir.params import as_ints
 from ir.primitives import shape_rule
 from ir.shapes.arrays import dilate_dim
-from ir.shapes.elementwise import (
-    ANY,
-    BOOL_OR_INT,
-    INT,
-    NUM,
-    check_axes,
-    check_axis,
-    check_dtype,
-    dtype_param,
-    fail,
-)
+from ir.shapes.common import ANY, BOOL_OR_INT, INT, NUM, check_axes, check_axis, check_dtype, dtype_param, fail
 
 # --- axis reductions --------------------------------------------------------------------------
 
