@@ -1,0 +1,267 @@
+"""Extraction on hand-built e-graphs (one line each) and on random ones against brute force.
+
+An e-graph is written `"r: add a a | mul b c; a: x; b: y; c: z"`: classes separated by `;`, the
+nodes of a class by `|`, a node as its op and then its child classes. Costs are given per op.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rewrites.egraph_view import EGraphView, ENode, reachable
+from rewrites.extract import EXTRACTORS, UnextractableError, extract, validate
+from rewrites.extract.bench import random_egraph
+
+METHODS = tuple(EXTRACTORS)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def egraph(text: str, roots: list[str] | None = None) -> EGraphView:
+    classes = {}
+    for part in text.split(";"):
+        cid, nodes = part.split(":")
+        classes[cid.strip()] = [ENode(op, tuple(kids)) for op, *kids in (n.split() for n in nodes.split("|"))]
+    return EGraphView.from_classes(classes, roots or [next(iter(classes))])
+
+
+def costs(view: EGraphView, by_op: dict, default=1) -> list:
+    return [by_op.get(node.op, default) for node in view.nodes]
+
+
+def run(view, cost, method, **options):
+    result = extract(view, cost, method, **options)
+    validate(view, result.choice)
+    return result
+
+
+# --- hand-built e-graphs -----------------------------------------------------------------------
+
+def test_tree_avoids_a_shared_subterm_dag_extraction_shares_it():
+    view = egraph("r: add e e | mul a b; e: big; a: p; b: q")
+    cost = costs(view, {"add": 1, "mul": 1, "big": 50, "p": 30, "q": 30})
+    tree = run(view, cost, "tree")
+    assert tree.expr() == "(mul p q)"
+    assert (tree.tree_cost, tree.dag_cost) == (61, 61)
+    for method in ("greedy_dag", "ilp"):
+        dag = run(view, cost, method)
+        assert dag.expr() == "(add big big)"
+        assert (dag.dag_cost, dag.tree_cost) == (51, 101)
+
+
+def test_ilp_finds_the_sharing_greedy_misses():
+    # Each of a and b is locally cheapest through its own leaf, but both can share x.
+    view = egraph("r: g a b; a: f1 x | f2 y; b: h1 x | h2 z; x: X; y: Y; z: Z")
+    cost = costs(view, {"g": 1, "f1": 2, "f2": 1, "h1": 1, "h2": 1, "X": 5, "Y": 5, "Z": 4})
+    greedy, ilp = run(view, cost, "greedy_dag"), run(view, cost, "ilp")
+    assert greedy.expr() == "(g (f2 Y) (h2 Z))" and greedy.dag_cost == 1 + 1 + 5 + 1 + 4
+    assert ilp.expr() == "(g (f1 X) (h1 X))" and ilp.dag_cost == 1 + 2 + 1 + 5
+    assert ilp.status == "optimal"
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cycle_x_equals_neg_neg_x_extracts_the_base_case(method):
+    view = egraph("x0: x | neg n1; n1: neg x0")
+    result = run(view, costs(view, {"x": 5, "neg": 1}), method)
+    assert result.expr() == "x" and result.choice == {"x0": 0}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cheap_cycle_is_not_chosen(method):
+    # a = neg(b), b = neg(a) would cost 2 but is a cycle; b must take its (costly) leaf.
+    view = egraph("a: neg b; b: neg a | y")
+    result = run(view, costs(view, {"neg": 1, "y": 100}), method)
+    assert result.expr() == "(neg y)" and result.dag_cost == 101
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_self_loop_is_never_chosen(method):
+    view = egraph("a: id a | x")
+    assert run(view, costs(view, {"id": 0, "x": 3}), method).expr() == "x"
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("text", ["a: neg b; b: neg a", "a: f b | g a; b: h a b"])
+def test_root_with_only_cycles_is_unextractable(method, text):
+    view = egraph(text)
+    with pytest.raises(UnextractableError, match="'a'"):
+        extract(view, [1] * len(view.nodes), method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_infinite_cost_forbids_a_node(method):
+    view = egraph("r: f a | g b; a: x; b: y")
+    cost = costs(view, {"f": math.inf, "g": 7, "x": 0, "y": 0})
+    assert run(view, cost, method).expr() == "(g y)"
+    with pytest.raises(UnextractableError):
+        extract(view, costs(view, {"f": math.inf, "g": math.inf}), method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("text", ["r: p a | q a; a: x", "r: q a | p a; a: x"])
+def test_ties_break_by_node_key_not_by_insertion_order(method, text):
+    assert run(egraph(text), [1, 1, 1], method).expr() == "(p x)"
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_shared_doubling_chain_tree_cost_is_exact(method):
+    # c_i = add(c_{i-1}, c_{i-1}): tree cost 2^(n+1) - 1 overflows any fixed-width int; DAG cost n+1.
+    n = 200
+    view = egraph("; ".join([f"c{i}: add c{i - 1} c{i - 1}" for i in range(n, 0, -1)] + ["c0: x"]))
+    result = run(view, [1] * len(view.nodes), method)
+    assert result.tree_cost == 2 ** (n + 1) - 1
+    assert result.dag_cost == n + 1
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_float_costs_are_summed_exactly(method):
+    view = egraph("r: f a b c; a: x; b: y; c: z")
+    cost = [0.1, 0.2, 0.3, 1e16]
+    assert run(view, cost, method).dag_cost == math.fsum(cost)
+
+
+def test_several_roots_share_one_choice_and_order_puts_children_first():
+    view = egraph("r1: f s; r2: g s | h t; s: x | y; t: z", roots=["r1", "r2", "r1"])
+    result = run(view, costs(view, {"f": 1, "g": 1, "h": 1, "x": 3, "y": 2, "z": 9}), "ilp")
+    assert result.choice == {"r1": 0, "r2": 1, "s": 4}
+    assert result.dag_cost == 1 + 1 + 2
+    assert result.tree_cost == 3 + 3 + 3  # the roots as listed, r1 twice
+    order = result.order()
+    assert sorted(order) == sorted(result.choice)
+    assert order.index("s") < min(order.index("r1"), order.index("r2"))
+
+
+def test_bad_inputs_raise_clear_errors():
+    view = egraph("r: f a; a: x")
+    with pytest.raises(ValueError, match="non-negative"):
+        extract(view, [1, -1], "tree")
+    with pytest.raises(ValueError, match="2 nodes"):
+        extract(view, [1], "tree")
+    with pytest.raises(ValueError, match="known: tree, greedy_dag, ilp"):
+        extract(view, [1, 1], "best")
+    with pytest.raises(ValueError, match="child class 'b'"):
+        egraph("r: f b")
+    with pytest.raises(ValueError, match="cycle"):
+        validate(egraph("a: f b | x; b: g a"), {"a": 0, "b": 2})
+    with pytest.raises(ValueError, match="no chosen node"):
+        validate(egraph("a: f b; b: x"), {"a": 0})
+
+
+def test_reachable_follows_every_node_breadth_first():
+    view = egraph("r: f a | g b; a: x; b: h c; c: y; d: z")
+    assert reachable(view) == ["r", "a", "b", "c"]
+
+
+def test_ilp_time_limit_falls_back_to_greedy():
+    view, cost = random_egraph(1000, seed=1)
+    greedy = run(view, cost, "greedy_dag")
+    ilp = run(view, cost, "ilp", time_limit=0.05)
+    assert ilp.status.startswith("time-limit")
+    assert ilp.dag_cost <= greedy.dag_cost
+
+
+def test_tree_and_greedy_scale_to_ten_thousand_nodes():
+    view, cost = random_egraph(10_000, seed=2)
+    for method in ("tree", "greedy_dag"):
+        result = run(view, cost, method)
+        assert result.seconds < 5  # sub-second on an idle machine; generous for CI
+
+
+# --- random e-graphs against brute force ------------------------------------------------------
+
+@st.composite
+def small_egraphs(draw):
+    n_classes = draw(st.integers(1, 5))
+    names = [f"c{i}" for i in range(n_classes)]
+    classes, cost = {}, []
+    for cid in names:
+        nodes = []
+        for k in range(draw(st.integers(1, 3))):
+            kids = draw(st.lists(st.sampled_from(names), max_size=2))
+            nodes.append(ENode(f"op{k}", tuple(kids)))
+            cost.append(draw(st.integers(0, 6)))
+        classes[cid] = nodes
+    roots = draw(st.lists(st.sampled_from(names), min_size=1, max_size=2))
+    return EGraphView.from_classes(classes, roots), cost
+
+
+def choice_costs(view: EGraphView, cost: list, choice: dict[str, int]) -> tuple[int, int]:
+    """(DAG cost, tree cost of the roots) of a valid choice, by plain recursion."""
+    used, tree = set(), {}
+
+    def visit(c):
+        if c not in tree:
+            used.add(c)
+            tree[c] = cost[choice[c]] + sum(visit(d) for d in view.nodes[choice[c]].children)
+        return tree[c]
+
+    tree_cost = sum(visit(r) for r in view.roots)
+    return sum(cost[choice[c]] for c in used), tree_cost
+
+
+def brute_force(view: EGraphView, cost: list) -> tuple[int, int] | None:
+    """(min DAG cost, min tree cost) over every acyclic choice of the reachable classes, or None."""
+    classes = reachable(view)
+    found = []
+    for picks in itertools.product(*(view.classes[c] for c in classes)):
+        choice = dict(zip(classes, picks, strict=True))
+        try:
+            validate(view, choice)
+        except ValueError:
+            continue
+        found.append(choice_costs(view, cost, choice))
+    return (min(d for d, _ in found), min(t for _, t in found)) if found else None
+
+
+@given(small_egraphs())
+def test_random_egraphs_valid_optimal_and_deterministic(graph):
+    view, cost = graph
+    best = brute_force(view, cost)
+    if best is None:
+        for method in METHODS:
+            with pytest.raises(UnextractableError):
+                extract(view, cost, method)
+        return
+    results = {m: run(view, cost, m) for m in METHODS}
+    assert results["ilp"].dag_cost == best[0]
+    assert results["ilp"].status == "optimal"
+    assert results["ilp"].dag_cost <= results["greedy_dag"].dag_cost
+    assert results["ilp"].dag_cost <= results["tree"].dag_cost
+    assert results["tree"].tree_cost == best[1]
+    for method, result in results.items():
+        assert (result.dag_cost, result.tree_cost) == choice_costs(view, cost, result.choice)
+        assert extract(view, cost, method).choice == result.choice
+
+
+_CHOICES_SCRIPT = """
+import json
+from rewrites.egraph_view import EGraphView, ENode
+from rewrites.extract import extract
+from rewrites.extract.bench import random_egraph
+view, cost = random_egraph(300, seed=5)
+# payloads with sets and strings: their repr order would follow hash randomization
+view = EGraphView.from_classes(
+    {cid: [ENode(view.nodes[i].op, view.nodes[i].children, (frozenset({"a", "b", str(i % 3)}), "s"))
+           for i in members] for cid, members in view.classes.items()}, view.roots)
+cost = [c // 10 for c in cost]  # many ties
+print(json.dumps({m: extract(view, cost, m).choice for m in ("tree", "greedy_dag", "ilp")}))
+"""
+
+
+def test_choices_identical_across_processes_with_different_hash_seeds():
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", _CHOICES_SCRIPT], env=env, capture_output=True,
+                              text=True, check=True, cwd=ROOT)
+        outputs.append(json.loads(proc.stdout))
+    assert outputs[0] == outputs[1]
+    assert set(outputs[0]) == {"tree", "greedy_dag", "ilp"}
