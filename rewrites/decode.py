@@ -73,27 +73,40 @@ def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:
 
 
 def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tuple[ShapedArray, ...]]:
-    """The aval of every Arr class (a tuple of avals for a Tup class), by shape rules to a fixpoint."""
+    """The aval of every Arr class (a tuple of avals for a Tup class), by shape rules, bottom-up.
+
+    A worklist visits each node once all its operand classes have an aval; shape rules are memoized
+    on (node, operand avals), since saturated e-graphs repeat the same node shapes many times."""
     avals: dict[str, ShapedArray | tuple] = {}
-    pending = [i for i, n in enumerate(view.nodes) if n.op not in ("cons", "nil")]
-    while pending:
-        still = []
-        for i in pending:
-            node, cls = view.nodes[i], view.node_class[i]
-            got = _node_aval(view, node, avals, enc)
-            if got is None:
-                still.append(i)
-                continue
-            old = avals.get(cls)
-            if old is None:
-                avals[cls] = got
-            elif not _same_avals(old, got):
-                raise UnsoundRewrite(f"e-class {cls} holds terms of types {old} and {got} "
-                                     f"(a rewrite changed the type; node {node.op}{node.payload})")
-        if len(still) == len(pending):
-            break  # the rest sit on cycles or on classes no leaf reaches
-        pending = still
+    operands = [_dependencies(view, n) for n in view.nodes]
+    waiting = [len(set(deps)) for deps in operands]
+    users: dict[str, list[int]] = {}
+    for i, deps in enumerate(operands):
+        for c in set(deps):
+            users.setdefault(c, []).append(i)
+    ready = [i for i, n in enumerate(view.nodes) if waiting[i] == 0 and n.op not in ("cons", "nil")]
+    memo: dict = {}
+    while ready:
+        i = ready.pop()
+        node, cls = view.nodes[i], view.node_class[i]
+        got = _node_aval(node, [avals[c] for c in operands[i]], enc, memo)
+        old = avals.get(cls)
+        if old is None:
+            avals[cls] = got
+            for user in users.get(cls, ()):
+                waiting[user] -= 1
+                if waiting[user] == 0:
+                    ready.append(user)
+        elif not _same_avals(old, got):
+            raise UnsoundRewrite(f"e-class {cls} holds terms of types {old} and {got} "
+                                 f"(a rewrite changed the type; node {node.op}{node.payload})")
     return avals
+
+
+def _dependencies(view: EGraphView, node: ENode) -> list[str]:
+    if node.op in ("cons", "nil"):
+        return []
+    return list(node.children) if node.op == "get" else operand_classes(view, node)
 
 
 def _same_avals(a, b) -> bool:
@@ -103,20 +116,18 @@ def _same_avals(a, b) -> bool:
     return a.same_type(b)
 
 
-def _node_aval(view: EGraphView, node: ENode, avals: dict, enc: Encoding):
+def _node_aval(node: ENode, in_avals: list, enc: Encoding, memo: dict):
     leaf = _leaf_aval(node, enc)
     if leaf is not None:
         return leaf
     if node.op == "get":
-        tup = avals.get(node.children[0])
-        return None if tup is None else tup[node.payload[0]]
-    children = operand_classes(view, node)
-    in_avals = [avals.get(c) for c in children]
-    if any(a is None for a in in_avals):
-        return None
-    prim = node_primitive(node)
-    out = abstract_eval(prim, in_avals, node_params(node, in_avals, enc))
-    return tuple(out) if node.op == "call" else out[0]
+        return in_avals[0][node.payload[0]]
+    key = (node.op, node.payload, tuple(in_avals))
+    out = memo.get(key)
+    if out is None:
+        result = abstract_eval(node_primitive(node), in_avals, node_params(node, in_avals, enc))
+        out = memo[key] = tuple(result) if node.op == "call" else result[0]
+    return out
 
 
 def decode(view: EGraphView, choice: dict[str, int], enc: Encoding,

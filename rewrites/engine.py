@@ -10,8 +10,11 @@ the report says which.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from egglog import EGraph, back_off, ruleset, run
 
@@ -22,20 +25,30 @@ from rewrites.extract import extract
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
 from rewrites.serialize import ROOT_LET, serialize, view_of
-from rewrites.terms import args_list
+from rewrites.terms import args_list, declare_terms
 
 _LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil"})
 
 
 @dataclass(frozen=True)
 class Limits:
-    iterations: int = 12
-    nodes: int = 200_000
+    """Bounds on saturation. Sizes scale with the program: `nodes` defaults to
+    `node_base + nodes_per_eqn * equations`; a rule matching more than its back-off match limit in an
+    iteration is skipped for `ban_length` iterations (explosive rules get a tighter limit)."""
+
+    iterations: int = 8
+    nodes: int | None = None
     seconds: float = 20.0
-    # The back-off match limit is `match_limit_base + match_limit_per_eqn * equations`.
-    match_limit_base: int = 2_000
-    match_limit_per_eqn: int = 20
+    node_base: int = 10_000
+    nodes_per_eqn: int = 20
+    match_limit_base: int = 1_000
+    match_limit_per_eqn: int = 10
+    explosive_match_limit_base: int = 200
+    explosive_match_limit_per_eqn: int = 2
     ban_length: int = 3
+
+    def node_limit(self, n_eqns: int) -> int:
+        return self.nodes if self.nodes is not None else self.node_base + self.nodes_per_eqn * n_eqns
 
 
 @dataclass
@@ -76,36 +89,88 @@ def _num(x) -> str:
 
 
 _ruleset_ids = itertools.count()
+_bases = threading.local()
 
 
-def saturate(egraph: EGraph, rules: list[Rule], n_eqns: int, limits: Limits, report: Report) -> None:
-    tag = next(_ruleset_ids)
-    analysis = ruleset(*(e for r in analysis_rules() for e in r.egg), name=f"analysis-{tag}")
-    main = ruleset(*(e for r in rules for e in r.egg), name=f"rules-{tag}")
-    by_decl = {e.decl: r.name for r in rules for e in r.egg}
-    report.rule_matches = {r.name: 0 for r in rules}
-    scheduler = back_off(match_limit=limits.match_limit_base + limits.match_limit_per_eqn * n_eqns,
-                         ban_length=limits.ban_length)
-    one_iteration = run(analysis).saturate() + run(main, scheduler=scheduler)
+@dataclass
+class Prepared:
+    """An EGraph with the term language declared and the rules registered, reused across programs
+    through push/pop (registering ~150 rules costs far more than a small program's saturation)."""
+
+    egraph: EGraph
+    rules: list[Rule]
+    analysis: Any
+    ordinary: Any
+    explosive: Any
+    by_decl: dict
+
+
+def prepared(rules: list[Rule]) -> Prepared:
+    cache = getattr(_bases, "cache", None)
+    if cache is None:
+        cache = _bases.cache = {}
+    key = tuple(id(r) for r in rules)
+    hit = cache.get(key)
+    if hit is None:
+        tag = next(_ruleset_ids)
+        egraph = EGraph()
+        declare_terms(egraph)
+        hit = Prepared(
+            egraph, list(rules),
+            ruleset(*(e for r in analysis_rules() for e in r.egg), name=f"analysis-{tag}"),
+            ruleset(*(e for r in rules if not r.explosive for e in r.egg), name=f"rules-{tag}"),
+            ruleset(*(e for r in rules if r.explosive for e in r.egg), name=f"explosive-{tag}"),
+            {e.decl: r.name for r in rules for e in r.egg})
+        egraph.run(run(hit.analysis) + run(hit.ordinary) + run(hit.explosive))  # registers the rules
+        cache[key] = hit
+    return hit
+
+
+@contextmanager
+def fresh_egraph(rules: list[Rule]):
+    """An empty e-graph with `rules` registered, for the duration of the `with` block."""
+    prep = prepared(rules)
+    prep.egraph.push()
+    try:
+        yield prep
+    finally:
+        prep.egraph.pop()
+
+
+def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> None:
+    """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
+
+    One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
+    explosive ones (assoc/comm), each under back-off with a match limit scaled to the program."""
+    egraph = prep.egraph
+    report.rule_matches = {r.name: 0 for r in prep.rules}
+    one_iteration = (
+        run(prep.analysis).saturate()
+        + run(prep.ordinary, scheduler=back_off(
+            match_limit=limits.match_limit_base + limits.match_limit_per_eqn * n_eqns, ban_length=limits.ban_length))
+        + run(prep.explosive, scheduler=back_off(
+            match_limit=limits.explosive_match_limit_base + limits.explosive_match_limit_per_eqn * n_eqns,
+            ban_length=limits.ban_length)))
+    node_limit = limits.node_limit(n_eqns)
     start = time.perf_counter()
     report.stop_reason = "iterations"
     for _ in range(limits.iterations):
         step = egraph.run(one_iteration)
         report.iterations += 1
         for decl, n in step.num_matches_per_rule.items():
-            name = by_decl.get(decl)
+            name = prep.by_decl.get(decl)
             if name is not None:
                 report.rule_matches[name] += n
         if not step.updated:
             report.stop_reason = "saturated"
             break
-        if sum(n for _, n in egraph.all_function_sizes()) > limits.nodes:
+        if sum(n for _, n in egraph.all_function_sizes()) > node_limit:
             report.stop_reason = "nodes"
             break
         if time.perf_counter() - start > limits.seconds:
             report.stop_reason = "seconds"
             break
-    egraph.run(run(analysis).saturate())
+    egraph.run(run(prep.analysis).saturate())
 
 
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
@@ -121,20 +186,21 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     report.cost_before = program_cost(closed, model)
     clock = time.perf_counter()
 
-    egraph = EGraph()
-    enc = encode(closed, egraph)
-    egraph.let(ROOT_LET.lstrip("$"), args_list(enc.outputs))
-    report.seconds["encode"] = time.perf_counter() - clock
+    with fresh_egraph(rule_list) as prep:
+        enc = encode(closed, prep.egraph)
+        prep.egraph.let(ROOT_LET.lstrip("$"), args_list(enc.outputs))
+        report.seconds["encode"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    saturate(egraph, rule_list, enc.n_eqns, limits, report)
-    report.seconds["saturate"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        saturate(prep, enc.n_eqns, limits, report)
+        report.seconds["saturate"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    view = view_of(serialize(egraph))
+        clock = time.perf_counter()
+        view = view_of(serialize(prep.egraph))
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
     avals = class_avals(view, enc)
-    costs = [_node_cost(view, i, avals, enc, model) for i in range(len(view.nodes))]
+    memo: dict = {}
+    costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
     report.seconds["serialize"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -150,17 +216,21 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     return optimized, report
 
 
-def _node_cost(view, i: int, avals: dict, enc, model) -> float:
+def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:
     node = view.nodes[i]
     if node.op in _LEAVES:
         return 0
     cls = view.node_class[i]
     if cls not in avals:
         return 0  # unreachable from any leaf: never extractable, its cost does not matter
-    in_avals = [avals[c] for c in operand_classes(view, node)]
-    out = avals[cls]
-    return model(node_primitive(node), node_params(node, in_avals, enc), in_avals,
-                 list(out) if isinstance(out, tuple) else [out])
+    in_avals = tuple(avals[c] for c in operand_classes(view, node))
+    key = (node.op, node.payload, in_avals)
+    cost = memo.get(key)
+    if cost is None:
+        out = avals[cls]
+        cost = memo[key] = model(node_primitive(node), node_params(node, list(in_avals), enc), list(in_avals),
+                                 list(out) if isinstance(out, tuple) else [out])
+    return cost
 
 
 def count_eqns(closed: ClosedJaxpr) -> int:

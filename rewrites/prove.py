@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from egglog import EGraph, eq
+from egglog import eq
 
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.tracing import make_jaxpr
 from rewrites.encode import encode
-from rewrites.engine import Limits, Report, saturate
+from rewrites.engine import Limits, Report, fresh_egraph, saturate
 from rewrites.rulesets import resolve_rules
 from rewrites.serialize import ROOT_LET
 from rewrites.terms import args_list
@@ -40,12 +40,13 @@ def prove_jaxprs_equal(left: ClosedJaxpr, right: ClosedJaxpr, rules="default",
     if [a.strip_weak() for a in left.in_avals] != [a.strip_weak() for a in right.in_avals]:
         raise ValueError(f"the programs take different inputs: {left.in_avals} vs {right.in_avals}")
     rule_list = resolve_rules(rules)
-    egraph = EGraph()
-    enc = encode(left, egraph)
-    lhs = list(enc.outputs)
-    rhs = list(encode(right, egraph, enc).outputs)
-    egraph.let(ROOT_LET.lstrip("$"), args_list(lhs + rhs))
     report = Report([r.name for r in rule_list])
-    saturate(egraph, rule_list, enc.n_eqns, limits or Limits(iterations=10), report)
-    equal = len(lhs) == len(rhs) and all(egraph.check_bool(eq(a).to(b)) for a, b in zip(lhs, rhs, strict=True))
+    with fresh_egraph(rule_list) as prep:
+        egraph = prep.egraph
+        enc = encode(left, egraph)
+        lhs = list(enc.outputs)
+        rhs = list(encode(right, egraph, enc).outputs)
+        egraph.let(ROOT_LET.lstrip("$"), args_list(lhs + rhs))
+        saturate(prep, enc.n_eqns, limits or Limits(iterations=10), report)
+        equal = len(lhs) == len(rhs) and all(egraph.check_bool(eq(a).to(b)) for a, b in zip(lhs, rhs, strict=True))
     return Proof(equal, report)

@@ -53,8 +53,8 @@ def view_of(data: dict) -> EGraphView:
     by_class: dict[str, list[ENode]] = {}
     for node in raw.values():  # egglog's own order, deterministic for the same input and rules
         cls = node["eclass"]
-        if class_data[cls]["type"] not in TERM_SORTS or node.get("subsumed"):
-            continue
+        if class_data[cls]["type"] not in TERM_SORTS or node.get("subsumed") or node["op"] == "ref":
+            continue  # `ref(k)` is the loader's alias of an equation result, never a program term
         term_children, values = [], []
         for c in node["children"]:
             child = raw[c]

@@ -75,6 +75,11 @@ def apply(prim: StringLike, extra: StringLike, args: Args) -> Arr: ...
 def call(prim: StringLike, extra: StringLike, args: Args) -> Tup: ...
 
 
+@function(egg_fn="ref", unextractable=True)
+def ref(k: i64Like) -> Arr:
+    """The k-th equation result of an encoded program: an alias the loader unions with its definition."""
+
+
 @function(egg_fn="shape_of", merge=lambda old, new: old)
 def shape_of(x: Arr) -> Vec[i64]: ...
 
@@ -97,6 +102,8 @@ def args_list(xs: list[Arr]) -> Args:
 
 @dataclass(frozen=True)
 class FieldKind:
+    """`encode` gives the plain Python value the field holds (int, tuple of ints or str), or None."""
+
     name: str
     egg_type: Any
     encode: Callable[[Any], Any]
@@ -104,13 +111,11 @@ class FieldKind:
 
 
 def _encode_int(v):
-    return i64(int(v)) if type(v) is int else None
+    return int(v) if type(v) is int else None
 
 
 def _encode_ints(v):
-    if type(v) is tuple and all(type(d) is int for d in v):
-        return Vec[i64](*(i64(d) for d in v)) if v else Vec[i64].empty()
-    return None
+    return v if type(v) is tuple and all(type(d) is int for d in v) else None
 
 
 def _encode_dtype(v):
@@ -265,6 +270,25 @@ class _Ops:
 
 
 T = _Ops()
+
+
+def declare_terms(egraph) -> None:
+    """Declare every sort and constructor to `egraph` without adding a node, so that commands built
+    directly at egglog's level (the fast loader in `rewrites.encode`) can name them."""
+    x = Arr.inp(0)
+    xs = args_list([x])
+    uses = [shape_of(x), dtype_of(x), ref(0), Arr.const(0), Arr.scalar(0.0, ""), get(call("", "", xs), 0),
+            apply("", "", xs)]
+    for spec in SPECS.values():
+        fields = [_placeholder(kind) for _, kind in spec.fields]
+        uses.append(CONSTRUCTORS[spec.primitive](*([x] * spec.arity), *fields, ""))
+    for expr in uses:
+        egraph._add_decls(expr)
+        egraph._state.typed_expr_to_egg(expr.__egg_typed_expr__)
+
+
+def _placeholder(kind: FieldKind):
+    return {"int": i64(0), "ints": Vec[i64].empty()}.get(kind.name, "")
 
 
 def encode_fields(spec: TermSpec, params: dict) -> tuple[list[Any], dict] | None:

@@ -1,10 +1,14 @@
 """The `eqjax` command line.
 
-    eqjax demo                         trace a small MLP loss, print its jaxpr, evaluate it
-    eqjax conformance PATH... [--check out,...] [--family F] [--json] [-v]
+    eqjax demo                         trace a small MLP loss, optimize it through the e-graph, evaluate it
+    eqjax optimize FILE|- [--rules R] [--cost C] [--extractor E] [--node-limit N] [--iter-limit N]
+                   [--time-limit S] [--json]   optimized jaxpr on stdout, the report on stderr
+    eqjax rules list [--set S] [--json]
+    eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
     eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
     eqjax bench eval                   interpreter overhead per equation over the oracle programs
+    eqjax bench optimizer              saturate/extract times for synthetic and oracle programs
 
 User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
 problem and exit with status 2; conformance failures exit with status 1.
@@ -35,7 +39,13 @@ def cmd_conformance(args) -> int:
         raise SystemExit(f"eqjax conformance: unknown check(s) {unknown}; choose from {', '.join(ALL_CHECKS)}")
     families = [f for spec in args.family or [] for f in spec.split(",")]
     cases = load_fixtures(args.paths or [DEFAULT_ORACLE], families)
-    outcomes = run_conformance(cases, checks)
+    prepare = None
+    if args.optimize:
+        from rewrites.engine import optimize
+
+        def prepare(closed):
+            return optimize(closed, rules=args.rules)[0]
+    outcomes = run_conformance(cases, checks, prepare)
     table, counts = summarize(outcomes)
     if args.json:
         print(json.dumps({"summary": counts, "outcomes": [o.__dict__ for o in outcomes]}, indent=1))
@@ -45,6 +55,43 @@ def cmd_conformance(args) -> int:
                 print(f"{o.status.upper():8} {o.check:10} {o.case}: {o.reason}")
         print(table)
     return 1 if counts["failed"] else 0
+
+
+def _limits(args):
+    from rewrites.engine import Limits
+
+    base = Limits()
+    return Limits(iterations=args.iter_limit or base.iterations, nodes=args.node_limit or base.nodes,
+                  seconds=args.time_limit or base.seconds)
+
+
+def cmd_optimize(args) -> int:
+    from ir.text import parse_jaxpr
+    from rewrites.engine import optimize
+
+    closed = parse_jaxpr(_read_text(args.file))
+    optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
+                                 limits=_limits(args))
+    if args.json:
+        print(json.dumps({"jaxpr": str(optimized), "report": report.as_dict()}, indent=1))
+    else:
+        print(optimized)
+        print(report.summary(), file=sys.stderr)
+    return 0
+
+
+def cmd_rules(args) -> int:
+    from rewrites.rulesets import rules_in_set
+
+    rules = rules_in_set(args.set)
+    if args.json:
+        print(json.dumps([{"name": r.name, "category": r.category, "soundness": r.soundness, "math": r.math}
+                          for r in rules], indent=1))
+    else:
+        for r in rules:
+            print(r)
+        print(f"{len(rules)} rules in set {args.set!r}")
+    return 0
 
 
 def cmd_check(args) -> int:
@@ -79,6 +126,10 @@ def cmd_bench(args) -> int:
 
     if args.what == "eval":
         bench_eval(repeats=args.repeats)
+    else:
+        from rewrites.bench import bench_optimizer
+
+        bench_optimizer(rules=args.rules)
     return 0
 
 
@@ -99,7 +150,27 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--family", action="append", help="only these families (repeatable, or comma-separated)")
     c.add_argument("--json", action="store_true", help="one JSON object with every outcome")
     c.add_argument("-v", "--verbose", action="store_true", help="also list skipped checks with the reason")
+    c.add_argument("--optimize", action="store_true", help="run every program through the e-graph first")
+    c.add_argument("--rules", default="default", help="rule set for --optimize (strict, default, fast)")
     c.set_defaults(func=cmd_conformance)
+
+    o = sub.add_parser("optimize", help="optimize a jaxpr text through the e-graph")
+    o.add_argument("file", help="a file with jaxpr text, or - for stdin")
+    o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
+    o.add_argument("--cost", default="flops", help="cost model: ops, flops, bytes")
+    o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
+    o.add_argument("--node-limit", type=int, help="stop saturating past this many e-nodes")
+    o.add_argument("--iter-limit", type=int, help="at most this many iterations")
+    o.add_argument("--time-limit", type=float, help="seconds of saturation at most")
+    o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
+    o.set_defaults(func=cmd_optimize)
+
+    r = sub.add_parser("rules", help="the rule sets")
+    r_sub = r.add_subparsers(dest="rules_command", required=True)
+    rl = r_sub.add_parser("list", help="list the rules of a set")
+    rl.add_argument("--set", default="fast", help="strict, default or fast (default: fast, every rule)")
+    rl.add_argument("--json", action="store_true")
+    rl.set_defaults(func=cmd_rules)
 
     k = sub.add_parser("check", help="parse and typecheck a jaxpr text, print it back")
     k.add_argument("file", help="a file with jaxpr text, or - for stdin")
@@ -111,8 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_eval)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
-    b.add_argument("what", choices=["eval"])
-    b.add_argument("--repeats", type=int, default=200)
+    b.add_argument("what", choices=["eval", "optimizer"])
+    b.add_argument("--repeats", type=int, default=200, help="eval: timing repeats")
+    b.add_argument("--rules", default="default", help="optimizer: rule set")
     b.set_defaults(func=cmd_bench)
 
     d = sub.add_parser("demo", help="trace, print and evaluate a small MLP loss")
