@@ -161,9 +161,9 @@ def encode(closed: ClosedJaxpr, egraph: EGraph, enc: Encoding | None = None) -> 
     Passing the Encoding of a program already in `egraph` adds a second program over the same inputs,
     sharing its constant and param tables (so leaves never collide)."""
     jaxpr = closed.jaxpr
+    declare_terms(egraph)
     if enc is None:
         enc = Encoding([v.aval for v in jaxpr.invars])
-        declare_terms(egraph)
     elif [a.strip_weak() for a in enc.in_avals] != [v.aval.strip_weak() for v in jaxpr.invars]:
         raise ValueError("a program added to an encoding must take the same inputs")
     loader = _Loader(egraph, enc)

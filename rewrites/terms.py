@@ -274,7 +274,10 @@ T = _Ops()
 
 def declare_terms(egraph) -> None:
     """Declare every sort and constructor to `egraph` without adding a node, so that commands built
-    directly at egglog's level (the fast loader in `rewrites.encode`) can name them."""
+    directly at egglog's level (the fast loader in `rewrites.encode`) can name them. Idempotent."""
+    if getattr(egraph, "_eqjax_terms_declared", False):
+        return
+    egraph._eqjax_terms_declared = True
     x = Arr.inp(0)
     xs = args_list([x])
     uses = [shape_of(x), dtype_of(x), ref(0), Arr.const(0), Arr.scalar(0.0, ""), get(call("", "", xs), 0),
