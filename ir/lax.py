@@ -184,7 +184,7 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
         return np.asarray(x).astype(new_dtype.numpy)
     if (x.dtype, x.weak_type) == (new_dtype, bool(weak_type)):
         return x
-    return bind("convert_element_type", x, **_params(new_dtype=new_dtype, weak_type=bool(weak_type)))
+    return bind("convert_element_type", x, **_params(new_dtype=new_dtype, sharding=None, weak_type=bool(weak_type)))
 
 
 def bitcast_convert_type(x, new_dtype):

@@ -421,7 +421,7 @@ def test_weak_literal_promotion(in_dtype, scalar, op, converted, lit, out):
         assert [e.primitive for e in eqns] == [op]
     else:
         assert [e.primitive for e in eqns] == ["convert_element_type", op]
-        assert eqns[0].params == {"new_dtype": lax.to_dtype(converted[0]), "weak_type": converted[1]}
+        assert eqns[0].params == {"new_dtype": lax.to_dtype(converted[0]), "sharding": None, "weak_type": converted[1]}
     literal = eqns[-1].invars[1]
     assert isinstance(literal, Literal) and literal.aval.dtype.short == lit
     assert closed.out_avals[0].dtype == out
