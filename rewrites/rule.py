@@ -62,6 +62,11 @@ class RuleBook:
         """A general egglog rule: when every fact holds, run the actions (unions, sets)."""
         return self._add(name, soundness, math, (rule(*facts).then(*actions),), explosive)
 
+    def family(self, name: str, soundness: str, eggs: Iterable[RewriteOrRule], *, math: str,
+               explosive: bool = False) -> Rule:
+        """One named rule made of several egglog rules (one per primitive, per rank, ...)."""
+        return self._add(name, soundness, math, tuple(eggs), explosive)
+
     def _add(self, name, soundness, math, egg, explosive) -> Rule:
         r = Rule(name, self.category, soundness, math, egg, explosive)
         self.rules.append(r)

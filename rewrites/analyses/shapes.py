@@ -40,7 +40,7 @@ from egglog import (
 
 from ir import dtypes as D
 from ir.shapes.elementwise import NARY, UNARY
-from rewrites.rule import EXACT, Rule, RuleBook
+from rewrites.rule import EXACT, RuleBook
 from rewrites.terms import SPECS, Arr, T, dtype_of, shape_of
 
 R = RuleBook("shapes")
@@ -52,14 +52,6 @@ EMPTY = Vec[i64].empty()
 e, x, y = vars_("e x y", Arr)
 a, d, s = var("a", f64), var("d", String), var("s", String)  # a literal's value and dtype; `extra` text
 sx, sy, p, out = vars_("sx sy p out", Vec[i64])
-
-
-def family(book: RuleBook, name: str, soundness: str, eggs: list[RewriteOrRule], *, math: str,
-           explosive: bool = False) -> Rule:
-    """One named rule made of several egglog rules (one per primitive, per rank, ...)."""
-    r = Rule(name, book.category, soundness, math, tuple(eggs), explosive)
-    book.rules.append(r)
-    return r
 
 
 # --- index arithmetic, evaluated in queries ------------------------------------------------------
@@ -239,9 +231,9 @@ def _binary_eggs() -> list[RewriteOrRule]:
 
 R.rule("dtype-from", EXACT, [dtype_from(e, x), eq(dtype_of(x)).to(d)], [set_(dtype_of(e)).to(d)],
        math="a node recorded as keeping its operand's dtype has that dtype")
-family(R, "elementwise-unary-aval", EXACT, _unary_eggs(),
+R.family("elementwise-unary-aval", EXACT, _unary_eggs(),
        math="f(x) has x's shape; its dtype by the primitive's dtype rule")
-family(R, "elementwise-binary-aval", EXACT, _binary_eggs(),
+R.family("elementwise-binary-aval", EXACT, _binary_eggs(),
        math="f(x, y) has the shape of x = y, or of the other operand when one is rank 0")
 
 
@@ -259,7 +251,7 @@ def _transpose_eggs() -> list[RewriteOrRule]:
     return eggs
 
 
-family(R, "transpose-aval", EXACT, _transpose_eggs(), math="transpose(x, p).shape[i] = x.shape[p[i]]")
+R.family("transpose-aval", EXACT, _transpose_eggs(), math="transpose(x, p).shape[i] = x.shape[p[i]]")
 R.rule("reshape-aval", EXACT, [eq(e).to(T.reshape(x, _sizes, extra=s))],
        [set_(shape_of(e)).to(_sizes), dtype_from(e, x)], math="reshape(x, sizes) has shape sizes")
 R.rule("broadcast-aval", EXACT, [eq(e).to(T.broadcast_in_dim(x, _sizes, _dims, extra=s))],
@@ -281,7 +273,7 @@ def _removing_eggs() -> list[RewriteOrRule]:
     return eggs
 
 
-family(R, "removed-axes-aval", EXACT, _removing_eggs(),
+R.family("removed-axes-aval", EXACT, _removing_eggs(),
        math="reduce_op(x, axes) and squeeze(x, axes) drop the axes (ascending) from x's shape")
 
 
@@ -338,9 +330,9 @@ def _through_transpose_eggs() -> list[RewriteOrRule]:
     return eggs
 
 
-family(R, "merged-axes", EXACT, _merge_eggs(),
+R.family("merged-axes", EXACT, _merge_eggs(),
        math="removing axes a2 after axes a1 removes a1 and the a2-th kept axes (sorted)")
-family(R, "axes-through-transpose", EXACT, _through_transpose_eggs(),
+R.family("axes-through-transpose", EXACT, _through_transpose_eggs(),
        math="removing axes A of transpose(x, p) removes p[A] of x, then permutes the kept ones")
 
 
@@ -382,6 +374,6 @@ def _dot_eggs() -> list[RewriteOrRule]:
     return eggs
 
 
-family(R, "dot-general-aval", EXACT, _dot_eggs(),
+R.family("dot-general-aval", EXACT, _dot_eggs(),
        math="dot_general: batch dims, then lhs free dims, then rhs free dims; the lhs dtype when "
             "preferred_element_type is the default")

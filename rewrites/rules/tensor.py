@@ -30,7 +30,6 @@ from rewrites.analyses.shapes import (
     binary,
     dimension_numbers,
     exact_integers,
-    family,
     float_dtype,
     ints,
     items,
@@ -87,18 +86,18 @@ def transposed(v, perm=p):
 
 R.rw("transpose-identity", EXACT, T.transpose(x, p, extra=s), x, eq(p).to(p.length().range()),
      math="transpose(x, iota) -> x")
-family(R, "transpose-transpose", EXACT,
+R.family("transpose-transpose", EXACT,
        [rewrite(T.transpose(transposed(x), q, extra=s)).to(T.transpose(x, r, extra=s), rank_is(q, k),
                                                            eq(r).to(vec([p[i] for i in items(q, k)])))
         for k in range(1, MAX_RANK + 1)],
        math="transpose(transpose(x, p), q) -> transpose(x, p[q])")
-family(R, "transpose-unary", EXACT,
+R.family("transpose-unary", EXACT,
        _per_unary(lambda f: unary(f, transposed(x)), lambda f: transposed(unary(f, x))),
        math="f(transpose(x)) -> transpose(f(x)) for elementwise f")
-family(R, "transpose-binary", EXACT,
+R.family("transpose-binary", EXACT,
        _per_binary(lambda f: binary(f, transposed(x), transposed(y)), lambda f: transposed(binary(f, x, y))),
        math="f(transpose(x, p), transpose(y, p)) -> transpose(f(x, y), p)")
-family(R, "transpose-binary-scalar", EXACT, _scalar_sides(transposed, transposed),
+R.family("transpose-binary-scalar", EXACT, _scalar_sides(transposed, transposed),
        math="f(transpose(x), c) -> transpose(f(x, c)) for rank-0 c (either side)")
 _filled = T.transpose(T.broadcast_in_dim(y, sz, EMPTY, extra=s3), p, extra=s)
 R.rw("transpose-broadcast-scalar", EXACT, _filled, T.broadcast_in_dim(y, sz2, EMPTY, extra=s3),
@@ -118,10 +117,10 @@ R.rw("reshape-identity", EXACT, T.reshape(x, sz, extra=""), x, eq(shape_of(x)).t
 R.rw("reshape-reshape", EXACT, T.reshape(T.reshape(x, sz2, extra=""), sz, extra=""),
      T.reshape(x, sz, extra=""),
      math="reshape(reshape(x, s1), s2) -> reshape(x, s2) (row-major order is kept)")
-family(R, "reshape-unary", EXACT,
+R.family("reshape-unary", EXACT,
        _per_unary(lambda f: unary(f, reshaped(x)), lambda f: reshaped(unary(f, x))),
        math="f(reshape(x)) -> reshape(f(x)) for elementwise f")
-family(R, "reshape-binary", EXACT,
+R.family("reshape-binary", EXACT,
        _per_binary(lambda f: binary(f, reshaped(x), reshaped(y)), lambda f: reshaped(binary(f, x, y)),
                    eq(shape_of(x)).to(sz2), eq(shape_of(y)).to(sz2)),
        math="f(reshape(x, s), reshape(y, s)) -> reshape(f(x, y), s) where x and y have one shape")
@@ -139,22 +138,22 @@ def broadcast(v):
 
 R.rw("broadcast-identity", EXACT, T.broadcast_in_dim(x, sz, dims, extra=s), x, eq(shape_of(x)).to(sz),
      eq(dims).to(dims.length().range()), math="broadcast_in_dim(x, x.shape, iota) -> x")
-family(R, "broadcast-broadcast", EXACT,
+R.family("broadcast-broadcast", EXACT,
        [rewrite(T.broadcast_in_dim(T.broadcast_in_dim(x, sz2, dims2, extra=s3), sz, dims, extra=s)).to(
            T.broadcast_in_dim(x, sz, r, extra=s), rank_is(dims2, k),
            eq(r).to(vec([dims[i] for i in items(dims2, k)])))
         for k in range(MAX_RANK + 1)],
        math="broadcast(broadcast(x, s1, d1), s2, d2) -> broadcast(x, s2, d2[d1])")
-family(R, "broadcast-unary", EXACT,
+R.family("broadcast-unary", EXACT,
        _per_unary(lambda f: unary(f, broadcast(x)), lambda f: broadcast(unary(f, x))),
        math="f(broadcast(x)) -> broadcast(f(x)) for elementwise f (f runs on fewer elements)")
-family(R, "broadcast-binary", EXACT,
+R.family("broadcast-binary", EXACT,
        _per_binary(lambda f: binary(f, broadcast(x), broadcast(y)), lambda f: broadcast(binary(f, x, y)),
                    eq(shape_of(x)).to(sz2), eq(shape_of(y)).to(sz2)),
        math="f(broadcast(x), broadcast(y)) -> broadcast(f(x, y)) where x and y have one shape")
-family(R, "broadcast-binary-scalar", EXACT, _scalar_sides(broadcast, broadcast),
+R.family("broadcast-binary-scalar", EXACT, _scalar_sides(broadcast, broadcast),
        math="f(broadcast(x), c) -> broadcast(f(x, c)) for rank-0 c (either side)")
-family(R, "squeeze-broadcast", EXACT,
+R.family("squeeze-broadcast", EXACT,
        [rewrite(T.squeeze(broadcast(x), p, extra=s)).to(
            x, rank_is(p, k), *[dims.not_contains(axis) for axis in items(p, k)],
            eq(p.length() + dims.length()).to(sz.length()), eq(shape_of(x)).to(sz2),
@@ -171,11 +170,11 @@ def reduce(prim: str, v, axes, extra=s):
 
 
 def _reduce_rules(prims: tuple[str, ...], soundness: str, suffix: str, why: str) -> None:
-    family(R, "reduce-reduce" + suffix, soundness,
+    R.family("reduce-reduce" + suffix, soundness,
            [rewrite(reduce(f, reduce(f, x, p, s2), q)).to(reduce(f, x, r), eq(r).to(merged_axes(p, q)))
             for f in prims],
            math=f"reduce(reduce(x, a1), a2) -> reduce(x, a1 + a2 mapped to x's axes) ({why})")
-    family(R, "reduce-transpose" + suffix, soundness,
+    R.family("reduce-transpose" + suffix, soundness,
            [rewrite(reduce(f, transposed(x), q)).to(
                transposed(reduce(f, x, r), rest), eq(r).to(axes_through(p, q)),
                eq(rest).to(perm_after_removal(p, q)))
@@ -183,7 +182,7 @@ def _reduce_rules(prims: tuple[str, ...], soundness: str, suffix: str, why: str)
            math=f"reduce(transpose(x, p), A) -> transpose(reduce(x, p[A]), rest of p) ({why})")
 
 
-family(R, "reduce-no-axes", EXACT, [rewrite(reduce(f, x, EMPTY)).to(x) for f in IDENTITY_INIT],
+R.family("reduce-no-axes", EXACT, [rewrite(reduce(f, x, EMPTY)).to(x) for f in IDENTITY_INIT],
        math="reduce(x, ()) -> x for prod/max/min/and/or/xor (init op x is x, even for nan and -0.0)")
 R.rw("reduce-sum-no-axes", REAL, T.reduce_sum(x, EMPTY, extra=s), x,
      math="reduce_sum(x, ()) -> x (real: XLA adds the init 0 to x, which turns -0.0 into +0.0)")
@@ -203,21 +202,21 @@ def _sum_of_broadcast(k: int) -> RewriteOrRule:
         eq(cnt).to(f64.from_i64(n)))
 
 
-family(R, "reduce-sum-broadcast", REAL, [_sum_of_broadcast(k) for k in range(1, MAX_RANK + 1)],
+R.family("reduce-sum-broadcast", REAL, [_sum_of_broadcast(k) for k in range(1, MAX_RANK + 1)],
        math="sum over the dims broadcast added -> x * their size (real: n additions round differently)")
 _total = T.reduce_sum(x, p, extra=s)
-family(R, "reduce-sum-scalar-mul", REAL,
+R.family("reduce-sum-scalar-mul", REAL,
        [rewrite(T.reduce_sum(T.mul(lit(a), x), p, extra=s)).to(T.mul(lit(a), _total), *FINITE),
         rewrite(T.reduce_sum(T.mul(x, lit(a)), p, extra=s)).to(T.mul(_total, lit(a)), *FINITE)],
        math="sum(c*x) -> c*sum(x) for a finite literal c (c=inf would turn nan into inf)")
 R.rw("reduce-sum-neg", REAL, T.reduce_sum(T.neg(x), p, extra=s), T.neg(_total),
      math="sum(-x) -> -sum(x) (real: sum(-[0, -0]) is +0, -sum([0, -0]) is -0)")
-family(R, "reduce-max-neg", REAL,
+R.family("reduce-max-neg", REAL,
        [rewrite(reduce(f, T.neg(x), p)).to(T.neg(reduce(g, x, p)))
         for f, g in (("reduce_max", "reduce_min"), ("reduce_min", "reduce_max"))],
        math="max(-x) -> -min(x), min(-x) -> -max(x) (real: signed zeros)")
 _positive = (a > f64(0.0), *FINITE, float_dtype(d))
-family(R, "reduce-max-scalar-mul", REAL,
+R.family("reduce-max-scalar-mul", REAL,
        [rewrite(reduce(f, T.mul(lit(a), x), p)).to(T.mul(lit(a), reduce(f, x, p)), *_positive)
         for f in ("reduce_max", "reduce_min")]
        + [rewrite(reduce(f, T.mul(x, lit(a)), p)).to(T.mul(reduce(f, x, p), lit(a)), *_positive)
@@ -239,19 +238,19 @@ def _dot_scalar_mul() -> list[RewriteOrRule]:
     return [rewrite(lhs).to(rhs, *FINITE, eq(dtype_of(lhs)).to(d)) for lhs, rhs in cases]
 
 
-family(R, "dot-scalar-mul", REAL, _dot_scalar_mul(),
+R.family("dot-scalar-mul", REAL, _dot_scalar_mul(),
        math="dot(c*x, y) -> c*dot(x, y) (either operand, either side) for a finite literal c")
-family(R, "dot-neg", REAL,
+R.family("dot-neg", REAL,
        [rewrite(dot(T.neg(x), y)).to(T.neg(dot(x, y))), rewrite(dot(x, T.neg(y))).to(T.neg(dot(x, y)))],
        math="dot(-x, y) -> -dot(x, y) (real: signed zeros of the sum)")
 _SWAP = ints(1, 0)
-family(R, "dot-transpose-operand", REAL,
+R.family("dot-transpose-operand", REAL,
        [rewrite(dot(transposed(x, _SWAP), y, dimension_numbers([lc], [rc]))).to(
            dot(x, y, dimension_numbers([1 - lc], [rc]))) for lc in (0, 1) for rc in (0, 1)]
        + [rewrite(dot(x, transposed(y, _SWAP), dimension_numbers([lc], [rc]))).to(
            dot(x, y, dimension_numbers([lc], [1 - rc]))) for lc in (0, 1) for rc in (0, 1)],
        math="dot(A^T, B) contracts A's other axis (either operand; real: the summation order may change)")
-family(R, "transpose-dot", REAL,
+R.family("transpose-dot", REAL,
        [rewrite(T.transpose(dot(x, y, dimension_numbers([lc], [rc])), _SWAP, extra=s2)).to(
            dot(y, x, dimension_numbers([rc], [lc])), rank_is(shape_of(x), 2), rank_is(shape_of(y), 2),
            eq(dtype_of(x)).to(dtype_of(y)))
