@@ -10,9 +10,10 @@ Elementwise ops move through shape ops for the primitives in `PUSHED_UNARY`/`PUS
 that takes one egglog rule per primitive per shape op, each registered and matched in every pass.
 The lists hold the ops programs use around reshapes and transposes; more can be added by name.
 
-Summations in another order (`reduce-reduce`, `dot-transpose-operand`, the `dot-assoc` pair) are
-`real`. Reassociating a matrix product can also turn an inf into a nan when inputs hold ±inf
-(inf*0 then appears in one order only), as any reassociation of sums of products does.
+Summations in another order (`reduce-reduce`, `dot-transpose-operand`) are `real`. Reassociating a
+matrix product (the `dot-assoc` pair) can turn an inf into a nan when inputs hold ±inf (inf*0 then
+appears in one order only), as any reassociation of sums of products does: `unsafe`, with `guarded`
+twins for operands known finite.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from rewrites.analyses.shapes import (
     unary,
     vec,
 )
-from rewrites.rule import EXACT, REAL, RuleBook
+from rewrites.analyses.values import finite
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, a, d, dtype_of, lit, shape_of, x, y, z
 from rewrites.terms import Arr
 
@@ -257,13 +259,14 @@ R.family("transpose-dot", REAL,
         for lc in (0, 1) for rc in (0, 1)],
        math="transpose(A@B) -> B^T@A^T, as one dot_general with swapped operands (real)")
 _same_dtypes = (eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d), eq(dtype_of(z)).to(d))
-R.birw("dot-assoc", REAL, dot(dot(x, y, MATMUL, ""), z, MATMUL, ""),
-       dot(x, dot(y, z, MATMUL, ""), MATMUL, ""), rank_is(shape_of(x), 2), rank_is(shape_of(y), 2),
-       *_same_dtypes,
-       math="(A@B)@C <=> A@(B@C) for matrices A, B and a matrix or vector C (real; ±inf entries may "
-            "give inf on one side, nan on the other)", explosive=True)
-R.birw("dot-assoc-vecmat", REAL, dot(x, dot(y, z, MATMUL, ""), VECMAT, ""),
-       dot(dot(x, y, VECMAT, ""), z, VECMAT, ""), rank_is(shape_of(x), 1), rank_is(shape_of(y), 2),
-       *_same_dtypes,
-       math="v@(A@C) <=> (v@A)@C for a vector v and a matrix A (real; ±inf entries as in dot-assoc)",
-       explosive=True)
+_finite_operands = (finite(x), finite(y), finite(z))
+for _suffix, _soundness, _guards, _note in (("", UNSAFE, (), "±inf entries may give inf on one side, nan on the "
+                                             "other"), ("-finite", GUARDED, _finite_operands, "finite operands")):
+    R.birw(f"dot-assoc{_suffix}", _soundness, dot(dot(x, y, MATMUL, ""), z, MATMUL, ""),
+           dot(x, dot(y, z, MATMUL, ""), MATMUL, ""), rank_is(shape_of(x), 2), rank_is(shape_of(y), 2),
+           *_same_dtypes, *_guards,
+           math=f"(A@B)@C <=> A@(B@C) for matrices A, B and a matrix or vector C ({_note})", explosive=True)
+    R.birw(f"dot-assoc-vecmat{_suffix}", _soundness, dot(x, dot(y, z, MATMUL, ""), VECMAT, ""),
+           dot(dot(x, y, VECMAT, ""), z, VECMAT, ""), rank_is(shape_of(x), 1), rank_is(shape_of(y), 2),
+           *_same_dtypes, *_guards, math=f"v@(A@C) <=> (v@A)@C for a vector v and a matrix A ({_note})",
+           explosive=True)
