@@ -56,7 +56,8 @@ def synthetic_program(n_eqns: int, seed: int = 0, n_inputs: int = 4) -> ClosedJa
             emit(rng.choice(_UNARY), [pick()])
         else:
             emit(rng.choice(_BINARY), [pick(), pick()])
-    closed = ClosedJaxpr(Jaxpr([], invars, [values[-1], values[-2]], eqns[:n_eqns]))
+    eqns = eqns[:n_eqns]
+    closed = ClosedJaxpr(Jaxpr([], invars, [eqns[-1].outvars[0], eqns[-2].outvars[0]], eqns))
     typecheck(closed)
     return closed
 

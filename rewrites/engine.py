@@ -39,8 +39,8 @@ class Limits:
     iterations: int = 8
     nodes: int | None = None
     seconds: float = 20.0
-    node_base: int = 10_000
-    nodes_per_eqn: int = 20
+    node_base: int = 5_000
+    nodes_per_eqn: int = 8
     match_limit_base: int = 1_000
     match_limit_per_eqn: int = 10
     explosive_match_limit_base: int = 200
