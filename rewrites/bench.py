@@ -74,8 +74,8 @@ def _run(name: str, closed: ClosedJaxpr, rules: str) -> dict:
            "iterations": report.iterations, "stop": report.stop_reason, "enodes": report.enodes,
            "cost_before": report.cost_before, "cost_after": report.cost_after}
     print(f"{name:36}{row['eqns']:>7}{total:>8.2f}{s['encode']:>8.2f}{s['saturate']:>8.2f}"
-          f"{s['serialize']:>8.2f}{s['extract']:>8.2f}{s['decode']:>8.2f}{report.enodes:>9}"
-          f"{report.iterations:>5} {report.stop_reason}")
+          f"{s['serialize']:>8.2f}{s['release']:>8.2f}{s['costs']:>8.2f}{s['extract']:>8.2f}{s['decode']:>8.2f}"
+          f"{report.enodes:>9}{report.iterations:>5} {report.stop_reason}")
     return row
 
 
@@ -86,8 +86,8 @@ def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dic
     t0 = time.perf_counter()
     optimize(synthetic_program(10), rules=rules)  # registers the rules once per process (reused after)
     print(f"rules={rules}; seconds per phase; one-time rule registration {time.perf_counter() - t0:.2f} s")
-    print(f"{'program':36}{'eqns':>7}{'total':>8}{'encode':>8}{'satur.':>8}{'serial.':>8}{'extract':>8}"
-          f"{'decode':>8}{'e-nodes':>9}{'iter':>5} stop")
+    print(f"{'program':36}{'eqns':>7}{'total':>8}{'encode':>8}{'satur.':>8}{'serial.':>8}{'release':>8}"
+          f"{'costs':>8}{'extract':>8}{'decode':>8}{'e-nodes':>9}{'iter':>5} stop")
     rows = [_run(f"synthetic/{n}", synthetic_program(n), rules) for n in sizes]
     oracle_total = 0.0
     for case in load_fixtures([ORACLE], ["programs"]):

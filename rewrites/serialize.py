@@ -1,9 +1,11 @@
-"""The saturated e-graph as an `EGraphView`: egglog's serialization, read with the term language.
+"""The saturated e-graph as an `EGraphView`: egglog's tables, read with the term language.
 
-egglog's JSON (`EGraph._egraph.serialize(...)`, a private API wrapped only here) lists every node
-with its e-class; primitive values (i64, f64, String, Vec[i64]) are nodes of their own. Here the
-nodes of the sorts `Arr`, `Args` and `Tup` become `ENode`s whose `children` are the e-classes of
-their term operands and whose `payload` holds their primitive values, decoded:
+egglog can freeze an e-graph into its tables (`EGraph._egraph.freeze()`, a private API wrapped only
+here): one row per node with its input values and its output e-class. Reading just the term tables
+(`Arr`, `Args` and `Tup` constructors) skips the analysis tables, which outnumber the terms, and costs
+tens of milliseconds where egglog's JSON serialization cost seconds on large e-graphs. Each row
+becomes an `ENode` whose `children` are the e-classes of its term operands and whose `payload`
+holds its primitive values, decoded:
 
     inp(k) / const(k)          payload (k,)
     scalar(v, dtype)           payload (v, dtype)
@@ -15,8 +17,6 @@ their term operands and whose `payload` holds their primitive values, decoded:
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
 from egglog import EGraph
@@ -26,47 +26,55 @@ from rewrites.terms import BY_EGG_NAME
 
 TERM_SORTS = frozenset({"Arr", "Args", "Tup"})
 ROOT_LET = "$outputs"
+_TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "apply", "call", "cons", "nil"})
 
 
-def serialize(egraph: EGraph) -> dict:
-    """egglog's serialized e-graph as JSON data (every node; nothing truncated)."""
-    return json.loads(egraph._egraph.serialize([], max_functions=None, max_calls_per_function=None).to_json())
+def view_of(egraph: EGraph) -> EGraphView:
+    """The term nodes of `egraph`; the root is the class bound by `let` to `ROOT_LET`."""
+    raw = egraph._egraph
+    frozen = raw.freeze()
+    decode = {"i64": raw.value_to_i64, "f64": raw.value_to_f64, "String": raw.value_to_string}
 
+    def primitive(sort: str, value) -> Any:
+        if sort in decode:
+            return decode[sort](value)
+        return tuple(raw.value_to_i64(v) for v in raw.value_to_vec(value))  # Vec[i64]
 
-def _primitive(node: dict, raw: dict) -> Any:
-    op = node["op"]
-    if op == "vec-of":
-        return tuple(int(raw[c]["op"]) for c in node["children"])
-    if op.startswith('"'):
-        return json.loads(op)
-    if op in ("inf", "-inf", "NaN", "nan"):
-        return float(op.lower()) if op != "NaN" else math.nan
-    try:
-        return int(op)
-    except ValueError:
-        return float(op)
-
-
-def view_of(data: dict) -> EGraphView:
-    """The term nodes of serialized `data`; the root is the class bound by `let` to `ROOT_LET`."""
-    raw, class_data = data["nodes"], data["class_data"]
     by_class: dict[str, list[ENode]] = {}
-    for node in raw.values():  # egglog's own order, deterministic for the same input and rules
-        cls = node["eclass"]
-        if class_data[cls]["type"] not in TERM_SORTS or node.get("subsumed") or node["op"] == "ref":
-            continue  # `ref(k)` is the loader's alias of an equation result, never a program term
-        term_children, values = [], []
-        for c in node["children"]:
-            child = raw[c]
-            if class_data[child["eclass"]]["type"] in TERM_SORTS:
-                term_children.append(child["eclass"])
-            else:
-                values.append(_primitive(child, raw))
-        op = node["op"]
-        spec = BY_EGG_NAME.get(op)
-        by_class.setdefault(cls, []).append(
-            ENode(spec.primitive if spec else op, tuple(term_children), tuple(values)))
-    roots = [c for c, d in class_data.items() if d.get("let") == ROOT_LET]
+    for name, table in frozen.functions.items():
+        if name not in _TERM_TABLES and name not in BY_EGG_NAME:
+            continue  # analysis tables, `ref` aliases, let bindings
+        spec = BY_EGG_NAME.get(name)
+        op = spec.primitive if spec else name
+        out_sort = table.output_sort
+        sorts = table.input_sorts
+        for row in table.rows:
+            if row.subsumed:
+                continue
+            children, values = [], []
+            for sort, value in zip(sorts, row.inputs, strict=True):
+                if sort in TERM_SORTS:
+                    children.append(_class_id(sort, value))
+                else:
+                    values.append(primitive(sort, value))
+            by_class.setdefault(_class_id(out_sort, row.output), []).append(
+                ENode(op, tuple(children), tuple(values)))
+    roots = [_class_id("Args", row.output) for row in frozen.functions[ROOT_LET].rows]
     if len(roots) != 1:
         raise RuntimeError(f"expected one e-class bound to {ROOT_LET}, found {len(roots)}")
-    return EGraphView.from_classes(by_class, roots)
+    for cls in by_class.values():
+        cls.sort(key=_node_order)
+    return EGraphView.from_classes(dict(sorted(by_class.items(), key=lambda kv: _class_order(kv[0]))), roots)
+
+
+def _class_id(sort: str, value) -> str:
+    return f"{sort}-{str(value)[6:-1]}"  # str(Value) is "Value(<n>)"
+
+
+def _class_order(cid: str) -> tuple[str, int]:
+    sort, _, n = cid.rpartition("-")
+    return sort, int(n)
+
+
+def _node_order(node: ENode) -> tuple:
+    return node.op, repr(node.payload), node.children

@@ -52,7 +52,7 @@ def test_report_names_the_limit_that_stopped_it():
     _, report = optimize(closed, limits=Limits(nodes=10))
     assert report.stop_reason == "nodes"
     assert report.cost_after <= report.cost_before
-    assert set(report.seconds) == {"encode", "saturate", "serialize", "extract", "decode"}
+    assert set(report.seconds) == {"encode", "saturate", "serialize", "release", "costs", "extract", "decode"}
     assert "stopped by" in report.summary()
 
 
