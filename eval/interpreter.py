@@ -29,14 +29,11 @@ class _Plan:
         self.literal_slots: list[tuple[int, np.ndarray]] = []
 
         def slot(v) -> int:
-            if isinstance(v, Literal):
-                s = len(slot_of)
-                slot_of[id(v)] = s
-                self.literal_slots.append((s, literal_array(v)))
-                return s
             s = slot_of.get(id(v))
             if s is None:
                 s = slot_of[id(v)] = len(slot_of)
+                if isinstance(v, Literal):
+                    self.literal_slots.append((s, literal_array(v)))
             return s
 
         self.const_slots = [slot(v) for v in jaxpr.constvars]

@@ -97,3 +97,12 @@ def test_drop_var_binder_object():
     jaxpr = Jaxpr([], [a], [b], [Eqn("neg", [a], [d], {}), Eqn("abs", [a], [b], {})])
     [out] = eval_jaxpr(ClosedJaxpr(jaxpr), np.array([-1, 2], np.int32))
     np.testing.assert_array_equal(out, [1, 2])
+
+
+def test_one_literal_object_read_twice():
+    """A decoded program may share one Literal object between operands and outputs."""
+    a, b = Var(ShapedArray((), float64)), Var(ShapedArray((), float64))
+    zero = ir.Literal(np.float64(0.0), ShapedArray((), float64))
+    jaxpr = Jaxpr([], [a], [b, zero, zero], [Eqn("add", [a, zero], [b], {})])
+    out = eval_jaxpr(ClosedJaxpr(jaxpr), 1.5)
+    assert [float(o) for o in out] == [1.5, 0.0, 0.0]
