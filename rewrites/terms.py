@@ -21,7 +21,7 @@ Equations
     `call(prim, extra, args)` for multi-result primitives, read through `get`.
 
 The e-class analysis facts rules can ask for are egglog functions: `shape_of(x)` (Vec[i64]) and
-`dtype_of(x)` (the dtype name); `rewrites.facts` adds sign/zero/finiteness relations.
+`dtype_of(x)` (the dtype name); `rewrites.analyses.values` adds sign/zero/finiteness relations.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ B = ShapedArray((3,), bool_)
 F2 = (F64, F64)
 F3 = (F64, F64, F64)
 I2 = (I32, I32)
+TWO = np.int32(2)
 
 _SPECIAL_FLOATS = [-np.inf, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan]
 _RTOL = {"float64": 1e-9, "complex128": 1e-9, "float32": 1e-5, "complex64": 1e-5}
@@ -211,8 +212,8 @@ NOT_PROVES = [
     ("integer division by -y wraps", lambda x, y: lax.div(x, -y), lambda x, y: -lax.div(x, y), I2, "fast"),
     ("integer |x*y| wraps", lambda x, y: jnp.abs(x * y), lambda x, y: jnp.abs(x) * jnp.abs(y), I2, "fast"),
     ("-(x-y) is not exact", lambda x, y: -(x - y), lambda x, y: y - x, F2, "strict"),
-    ("integer (x/2)*2 truncates", lambda x: lax.div(x, np.int32(2)) * np.int32(2), lambda x: x, (I32,), "fast"),
-    ("integer (x*2)/2 wraps", lambda x: lax.div(x * np.int32(2), np.int32(2)), lambda x: x, (I32,), "fast"),
+    ("integer (x/2)*2 truncates", lambda x: lax.div(x, TWO) * TWO, lambda x: x, (I32,), "fast"),
+    ("integer (x*2)/2 wraps", lambda x: lax.div(x * TWO, TWO), lambda x: x, (I32,), "fast"),
 ]
 
 
