@@ -181,14 +181,15 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found."""
-    from rewrites.costs import get_cost_model
+    from rewrites.costs import get_cost_model, jaxpr_cost
 
     limits = limits or Limits()
     rule_list = resolve_rules(rules)
-    model_name, model = get_cost_model(cost)
+    model = get_cost_model(cost)
+    model_name = model.name
     report = Report([r.name for r in rule_list], cost_model=model_name, extractor=extractor)
     report.eqns_before = count_eqns(closed)
-    report.cost_before = program_cost(closed, model)
+    report.cost_before = jaxpr_cost(model, closed)
     clock = time.perf_counter()
 
     with fresh_egraph(rule_list) as prep:
@@ -222,7 +223,7 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     optimized = decode(view, result.choice, enc, avals)
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
-    report.cost_after = program_cost(optimized, model)
+    report.cost_after = jaxpr_cost(model, optimized)
     return optimized, report
 
 
@@ -252,14 +253,4 @@ def count_eqns(closed: ClosedJaxpr) -> int:
             total += count_eqns(inner)
         else:
             total += 1
-    return total
-
-
-def program_cost(closed: ClosedJaxpr, model) -> float:
-    total = 0
-    for eqn in closed.jaxpr.eqns:
-        if eqn.primitive in INLINED:
-            total += program_cost(eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr"), model)
-        else:
-            total += model(eqn.primitive, eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars])
     return total
