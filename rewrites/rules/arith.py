@@ -11,14 +11,9 @@ from egglog import Vec, eq, i64
 
 from rewrites.analyses.values import finite, floating, nonneg, nonzero, not_complex
 from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
-from rewrites.rules.common import T, d, dtype_of, lit, shape_of, sx, sy, x, y, z
+from rewrites.rules.common import T, d, dtype_of, filled, lit, shape_of, sx, sy, x, y, z
 
 R = RuleBook("arith")
-
-
-def filled(value: float, shape=sx):
-    """An array of `shape` filled with the literal `value` of dtype `d`."""
-    return T.broadcast_in_dim(lit(value), shape, Vec[i64].empty())
 
 
 def shaped_like(term, operand) -> list:

@@ -7,9 +7,8 @@ rules: an `unsafe` one for any dtype and an `exact` one restricted to dtypes wit
 
 from egglog import String, Vec, eq, i64, var, vars_
 
-from rewrites.analyses.shapes import float_dtype
 from rewrites.rule import EXACT, REAL, UNSAFE, RuleBook
-from rewrites.rules.common import T, d, dtype_of, lit, shape_of, sx, x, y
+from rewrites.rules.common import T, d, dtype_of, filled, is_float, lit, shape_of, sx, x, y
 from rewrites.terms import Arr, apply, args_list
 
 p, lo, hi = vars_("p lo hi", Arr)
@@ -20,10 +19,6 @@ R = RuleBook("compare")
 
 # Dtype classes as conditions on a dtype name. egglog cannot negate the `float_dtype` relation, so
 # "not a float" is a test on the name (`replace` leaves it unchanged when it has no such part).
-def is_float(dtype=d):
-    return float_dtype(dtype)
-
-
 def has_no_nan(dtype=d):
     """Integers, bools and keys: neither a float nor a complex name."""
     return [eq(dtype.replace("float", "")).to(dtype), eq(dtype.replace("complex", "")).to(dtype)]
@@ -31,11 +26,6 @@ def has_no_nan(dtype=d):
 
 def is_not_unsigned(dtype=d):
     return eq(dtype.replace("uint", "")).to(dtype)
-
-
-def filled(value: float, dtype, shape=sx) -> Arr:
-    """An array of `shape` filled with the literal `value`."""
-    return T.broadcast_in_dim(lit(value, dtype), shape, Vec[i64].empty())
 
 
 def select_n(pred: Arr, *cases: Arr) -> Arr:

@@ -11,8 +11,7 @@ from egglog import String, eq, vars_
 
 from rewrites.analyses.values import finite, nonzero
 from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
-from rewrites.rules.common import T, d, dtype_of, lit, shape_of, sx, x, y, z
-from rewrites.rules.compare import is_float
+from rewrites.rules.common import T, d, dtype_of, is_float, lit, shape_of, sx, x, y, z
 
 dn, ex = vars_("dn ex", String)  # dot_general's dimension numbers and its other params
 

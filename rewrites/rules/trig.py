@@ -12,8 +12,7 @@ from egglog import eq
 
 from rewrites.analyses.values import finite
 from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
-from rewrites.rules.common import T, d, dtype_of, lit, shape_of, sx, x, y
-from rewrites.rules.compare import filled, is_float
+from rewrites.rules.common import T, d, dtype_of, filled, is_float, lit, shape_of, sx, x, y
 
 R = RuleBook("trig")
 
