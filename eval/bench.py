@@ -28,7 +28,7 @@ def _record_leaf_calls(closed, args) -> list:
     nested jaxprs included: exactly the NumPy work of one evaluation."""
     calls = []
 
-    def recording(name, fn):
+    def recording(fn):
         def run(*operands, **params):
             calls.append((fn, operands, params))
             return fn(*operands, **params)
@@ -38,7 +38,7 @@ def _record_leaf_calls(closed, args) -> list:
     try:
         for name, fn in saved.items():
             if name in PRIMITIVES and not PRIMITIVES[name].higher_order:
-                IMPLS[name] = recording(name, fn)
+                IMPLS[name] = recording(fn)
         _PLANS.clear()
         eval_jaxpr(closed, *args)
     finally:
