@@ -36,23 +36,23 @@ _ACTIONS_PER_RULE = 300
 _load_ids = itertools.count()
 
 
-def _call(name: str, *args) -> eb.Call:
+def egg_call(name: str, *args) -> eb.Call:
     return eb.Call(_SPAN, name, list(args))
 
 
-def _int(v: int) -> eb.Lit:
+def egg_int(v: int) -> eb.Lit:
     return eb.Lit(_SPAN, eb.Int(int(v)))
 
 
-def _str(v: str) -> eb.Lit:
+def egg_str(v: str) -> eb.Lit:
     return eb.Lit(_SPAN, eb.String(v))
 
 
-def _ints(v: tuple[int, ...]) -> eb.Call:
-    return _call("vec-of", *map(_int, v)) if v else _call("vec-empty")
+def egg_ints(v: tuple[int, ...]) -> eb.Call:
+    return egg_call("vec-of", *map(egg_int, v)) if v else egg_call("vec-empty")
 
 
-_FIELD_TO_EGG = {"int": _int, "ints": _ints}
+_FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
 
 
 @dataclass
@@ -96,7 +96,7 @@ def _holds_jaxpr(value: Any) -> bool:
 # An atom's term: (egglog-level expression, Python-level expression or None). Python-level terms are
 # only needed for program outputs, so they are built lazily from this small description.
 @dataclass(frozen=True)
-class _Term:
+class Term:
     kind: str  # "inp" | "const" | "scalar" | "ref"
     args: tuple
 
@@ -104,8 +104,8 @@ class _Term:
     def egg(self) -> eb.Call:
         if self.kind == "scalar":
             value, dtype = self.args
-            return _call("scalar", eb.Lit(_SPAN, eb.Float(value)), _str(dtype))
-        return _call(self.kind, _int(self.args[0]))
+            return egg_call("scalar", eb.Lit(_SPAN, eb.Float(value)), egg_str(dtype))
+        return egg_call(self.kind, egg_int(self.args[0]))
 
     @property
     def python(self) -> Arr:
@@ -114,18 +114,18 @@ class _Term:
         return {"inp": Arr.inp, "const": Arr.const, "ref": ref}[self.kind](self.args[0])
 
 
-def literal_term(lit: Literal, enc: Encoding) -> _Term:
+def literal_term(lit: Literal, enc: Encoding) -> Term:
     """`scalar` when the float64 `v` holds the literal exactly and keeps its identity, else a constant."""
     dt = lit.aval.dtype
     if dt.kind in "biuf":
         v = float(lit.value) if dt.kind != "b" else float(bool(lit.value))
         exact = (dt.kind not in "iu" or int(lit.value) == v) and not math.isnan(v)
         if exact and not (v == 0.0 and math.copysign(1.0, v) < 0):
-            return _Term("scalar", (v, dt.name))
-    return _Term("const", (enc.add_const(np.asarray(lit.value, dt.numpy), lit.aval, literal=True),))
+            return Term("scalar", (v, dt.name))
+    return Term("const", (enc.add_const(np.asarray(lit.value, dt.numpy), lit.aval, literal=True),))
 
 
-class _Loader:
+class Loader:
     """Collects the unions and facts of one program and runs them as a few body-less rules."""
 
     def __init__(self, egraph: EGraph, enc: Encoding):
@@ -133,12 +133,12 @@ class _Loader:
         self.actions: list = []
 
     def facts(self, term: eb.Call, aval: ShapedArray) -> None:
-        self.actions.append(eb.Set(_SPAN, "shape_of", [term], _ints(aval.shape)))
-        self.actions.append(eb.Set(_SPAN, "dtype_of", [term], _str(aval.dtype.name)))
+        self.actions.append(eb.Set(_SPAN, "shape_of", [term], egg_ints(aval.shape)))
+        self.actions.append(eb.Set(_SPAN, "dtype_of", [term], egg_str(aval.dtype.name)))
 
-    def bind(self, definition: eb.Call, aval: ShapedArray) -> _Term:
+    def bind(self, definition: eb.Call, aval: ShapedArray) -> Term:
         self.enc.n_eqns += 1
-        alias = _Term("ref", (self.enc.n_eqns,))
+        alias = Term("ref", (self.enc.n_eqns,))
         self.actions.append(eb.Union(_SPAN, alias.egg, definition))
         self.facts(alias.egg, aval)
         return alias
@@ -155,24 +155,26 @@ class _Loader:
         self.egraph._egraph.run_program(*commands)
 
 
-def encode(closed: ClosedJaxpr, egraph: EGraph, enc: Encoding | None = None) -> Encoding:
+def encode(closed: ClosedJaxpr, egraph: EGraph, enc: Encoding | None = None,
+           env: dict | None = None) -> Encoding:
     """Add `closed` to `egraph`; returns the Encoding whose `outputs` are the program's output terms.
 
     Passing the Encoding of a program already in `egraph` adds a second program over the same inputs,
-    sharing its constant and param tables (so leaves never collide)."""
+    sharing its constant and param tables (so leaves never collide). `env`, if given, is filled with
+    the term of every variable (`id(var)` -> `Term`), dropped results included."""
     jaxpr = closed.jaxpr
     declare_terms(egraph)
     if enc is None:
         enc = Encoding([v.aval for v in jaxpr.invars])
     elif [a.strip_weak() for a in enc.in_avals] != [v.aval.strip_weak() for v in jaxpr.invars]:
         raise ValueError("a program added to an encoding must take the same inputs")
-    loader = _Loader(egraph, enc)
-    env: dict[int, _Term] = {}
+    loader = Loader(egraph, enc)
+    env = {} if env is None else env
     for v, c in zip(jaxpr.constvars, closed.consts, strict=True):
-        env[id(v)] = _Term("const", (enc.add_const(np.asarray(c), v.aval),))
+        env[id(v)] = Term("const", (enc.add_const(np.asarray(c), v.aval),))
         loader.facts(env[id(v)].egg, v.aval)
     for k, v in enumerate(jaxpr.invars):
-        env[id(v)] = _Term("inp", (k,))
+        env[id(v)] = Term("inp", (k,))
         loader.facts(env[id(v)].egg, v.aval)
     _encode_eqns(jaxpr, env, loader)
     outputs = [_atom(x, env, enc) for x in jaxpr.outvars]
@@ -181,11 +183,11 @@ def encode(closed: ClosedJaxpr, egraph: EGraph, enc: Encoding | None = None) -> 
     return enc
 
 
-def _atom(x, env: dict[int, _Term], enc: Encoding) -> _Term:
+def _atom(x, env: dict[int, Term], enc: Encoding) -> Term:
     return literal_term(x, enc) if isinstance(x, Literal) else env[id(x)]
 
 
-def _encode_eqns(jaxpr: Jaxpr, env: dict[int, _Term], loader: _Loader) -> None:
+def _encode_eqns(jaxpr: Jaxpr, env: dict[int, Term], loader: Loader) -> None:
     enc = loader.enc
     for eqn in jaxpr.eqns:
         operands = [_atom(x, env, enc) for x in eqn.invars]
@@ -200,25 +202,24 @@ def _encode_eqns(jaxpr: Jaxpr, env: dict[int, _Term], loader: _Loader) -> None:
         definitions = _eqn_terms(eqn.primitive, eqn.params, [t.egg for t in operands], in_avals,
                                  len(eqn.outvars), enc)
         for v, definition in zip(eqn.outvars, definitions, strict=True):
-            if not isinstance(v, DropVar):
-                env[id(v)] = loader.bind(definition, v.aval)
+            env[id(v)] = loader.bind(definition, v.aval)
 
 
-def _inline(inner: ClosedJaxpr, operands: list[_Term], loader: _Loader) -> list[_Term]:
+def _inline(inner: ClosedJaxpr, operands: list[Term], loader: Loader) -> list[Term]:
     enc = loader.enc
-    env: dict[int, _Term] = {}
+    env: dict[int, Term] = {}
     for v, c in zip(inner.jaxpr.constvars, inner.consts, strict=True):
-        env[id(v)] = _Term("const", (enc.add_const(np.asarray(c), v.aval),))
+        env[id(v)] = Term("const", (enc.add_const(np.asarray(c), v.aval),))
         loader.facts(env[id(v)].egg, v.aval)
     env.update({id(v): t for v, t in zip(inner.jaxpr.invars, operands, strict=True)})
     _encode_eqns(inner.jaxpr, env, loader)
     return [_atom(x, env, enc) for x in inner.jaxpr.outvars]
 
 
-def _args(operands: list[eb.Call]) -> eb.Call:
-    out = _call("nil")
+def egg_args(operands: list[eb.Call]) -> eb.Call:
+    out = egg_call("nil")
     for x in reversed(operands):
-        out = _call("cons", x, out)
+        out = egg_call("cons", x, out)
     return out
 
 
@@ -226,16 +227,17 @@ def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[
                enc: Encoding) -> list[eb.Call]:
     multiple = get_primitive(prim).multiple_results if _known(prim) else n_out != 1
     if multiple:
-        tup = _call("call", _str(prim), _str(enc.extra_key(prim, params)), _args(operands))
-        return [_call("get", tup, _int(i)) for i in range(n_out)]
+        tup = egg_call("call", egg_str(prim), egg_str(enc.extra_key(prim, params)), egg_args(operands))
+        return [egg_call("get", tup, egg_int(i)) for i in range(n_out)]
     spec = SPECS.get(prim)
     if spec is not None and spec.arity == len(operands):
         fitted = encode_fields(spec, params)
         if fitted is not None:
             values, rest = fitted
-            fields = [_FIELD_TO_EGG.get(kind.name, _str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
-            return [_call(spec.constructor_name, *operands, *fields, _str(enc.extra_key(prim, rest, in_avals)))]
-    return [_call("apply", _str(prim), _str(enc.extra_key(prim, params)), _args(operands))]
+            fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v)
+                      for (_, kind), v in zip(spec.fields, values, strict=True)]
+            return [egg_call(spec.constructor_name, *operands, *fields, egg_str(enc.extra_key(prim, rest, in_avals)))]
+    return [egg_call("apply", egg_str(prim), egg_str(enc.extra_key(prim, params)), egg_args(operands))]
 
 
 def _known(prim: str) -> bool:

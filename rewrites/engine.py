@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,13 +104,15 @@ class Prepared:
     ordinary: Any
     explosive: Any
     by_decl: dict
+    prelude_rules: list[Rule] = field(default_factory=list)
+    prelude: Any = None
 
 
-def prepared(rules: list[Rule]) -> Prepared:
+def prepared(rules: list[Rule], prelude: Sequence[Rule] = ()) -> Prepared:
     cache = getattr(_bases, "cache", None)
     if cache is None:
         cache = _bases.cache = {}
-    key = tuple(id(r) for r in rules)
+    key = (tuple(id(r) for r in rules), tuple(id(r) for r in prelude))
     hit = cache.get(key)
     if hit is None:
         tag = next(_ruleset_ids)
@@ -120,16 +123,18 @@ def prepared(rules: list[Rule]) -> Prepared:
             ruleset(*(e for r in analysis_rules() for e in r.egg), name=f"analysis-{tag}"),
             ruleset(*(e for r in rules if not r.explosive for e in r.egg), name=f"rules-{tag}"),
             ruleset(*(e for r in rules if r.explosive for e in r.egg), name=f"explosive-{tag}"),
-            {e.decl: r.name for r in rules for e in r.egg})
-        egraph.run(run(hit.analysis) + run(hit.ordinary) + run(hit.explosive))  # registers the rules
+            {e.decl: r.name for r in (*rules, *prelude) for e in r.egg},
+            list(prelude), ruleset(*(e for r in prelude for e in r.egg), name=f"prelude-{tag}"))
+        egraph.run(run(hit.analysis) + run(hit.ordinary) + run(hit.explosive)
+                   + run(hit.prelude))  # registers the rules
         cache[key] = hit
     return hit
 
 
 @contextmanager
-def fresh_egraph(rules: list[Rule]):
-    """An empty e-graph with `rules` registered, for the duration of the `with` block."""
-    prep = prepared(rules)
+def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = ()):
+    """An empty e-graph with `rules` (and `prelude`) registered, for the duration of the `with` block."""
+    prep = prepared(rules, prelude)
     prep.egraph.push()
     try:
         yield prep
@@ -143,7 +148,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
     One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
     explosive ones (assoc/comm), each under back-off with a match limit scaled to the program."""
     egraph = prep.egraph
-    report.rule_matches = {r.name: 0 for r in prep.rules}
+    report.rule_matches.update({r.name: 0 for r in prep.rules})
     one_iteration = (
         run(prep.analysis).saturate()
         + run(prep.ordinary, scheduler=back_off(
@@ -178,9 +183,32 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
     egraph.run(run(prep.analysis).saturate())
 
 
+def run_prelude(prep: Prepared, limits: Limits, report: Report) -> None:
+    """Saturate the prelude rules (with the analyses) before any algebraic rule runs.
+
+    Used for rules that expand definitions once (AD's linearization nodes): running them with the
+    algebra lets algebra rebuild the terms they expand, which need not terminate (EGGLOG-NOTES.md)."""
+    for r in prep.prelude_rules:
+        report.rule_matches.setdefault(r.name, 0)
+    step = prep.egraph.run((run(prep.analysis).saturate() + run(prep.prelude)).saturate())
+    for decl, matches in step.num_matches_per_rule.items():
+        name = prep.by_decl.get(decl)
+        if name is not None and name in report.rule_matches:
+            report.rule_matches[name] += matches
+
+
+# `extend(egraph, encoding, env)` adds terms to the encoded program and returns the output terms
+# (Python-level `Arr`s) to extract instead of the program's own outputs.
+Extend = Callable[[EGraph, Any, dict], list]
+
+
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
-             limits: Limits | None = None) -> tuple[ClosedJaxpr, Report]:
-    """The cheapest program equal to `closed` under `rules`, and a report of how it was found."""
+             limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
+             extend: Extend | None = None) -> tuple[ClosedJaxpr, Report]:
+    """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
+
+    `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
+    outputs, and expand its own nodes before the algebra runs (see `run_prelude`)."""
     from rewrites.costs import get_cost_model, jaxpr_cost
 
     limits = limits or Limits()
@@ -192,11 +220,17 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     report.cost_before = jaxpr_cost(model, closed)
     clock = time.perf_counter()
 
-    with fresh_egraph(rule_list) as prep:
-        enc = encode(closed, prep.egraph)
-        prep.egraph.let(ROOT_LET.lstrip("$"), args_list(enc.outputs))
+    with fresh_egraph(rule_list, prelude) as prep:
+        env: dict = {}
+        enc = encode(closed, prep.egraph, env=env)
+        outputs = enc.outputs if extend is None else extend(prep.egraph, enc, env)
+        prep.egraph.let(ROOT_LET.lstrip("$"), args_list(outputs))
         report.seconds["encode"] = time.perf_counter() - clock
 
+        if prep.prelude_rules:
+            clock = time.perf_counter()
+            run_prelude(prep, limits, report)
+            report.seconds["prelude"] = time.perf_counter() - clock
         clock = time.perf_counter()
         saturate(prep, enc.n_eqns, limits, report)
         report.seconds["saturate"] = time.perf_counter() - clock

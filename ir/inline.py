@@ -1,0 +1,75 @@
+"""Inlining call-like equations: `jit(f)` inside a program becomes f's equations.
+
+A call boundary means nothing to evaluation, and transforms that walk a program equation by equation
+(AD builds one linearization or cotangent node per equation) want one flat list. `CALLS` are the
+primitives that only call their body; the caller may add others (AD adds `remat2`, which only
+changes what is recomputed, and the custom-derivative calls, whose bodies it differentiates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var
+
+CALLS = frozenset({"jit", "pjit", "closed_call", "core_call"})
+_BODY_KEYS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
+
+
+def body_of(eqn: Eqn) -> ClosedJaxpr:
+    for key in _BODY_KEYS:
+        body = eqn.params.get(key)
+        if body is not None:
+            return body if isinstance(body, ClosedJaxpr) else ClosedJaxpr(body, [])
+    raise KeyError(f"{eqn.primitive} has no body param (looked for {', '.join(_BODY_KEYS)})")
+
+
+def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS) -> ClosedJaxpr:
+    """`closed` with every equation of `primitives` replaced by its body, recursively; the bodies'
+    constants become constants of the result."""
+    prims = frozenset(primitives)
+    if not _has_calls(closed.jaxpr, prims):
+        return closed
+    constvars, consts = list(closed.jaxpr.constvars), list(closed.consts)
+    eqns: list[Eqn] = []
+    env: dict[int, Var | Literal] = {}
+
+    def read(x):
+        return x if isinstance(x, Literal) else env.get(id(x), x)
+
+    def walk(jaxpr: Jaxpr, inside: bool) -> None:
+        for eqn in jaxpr.eqns:
+            invars = [read(x) for x in eqn.invars]
+            if eqn.primitive not in prims:
+                # A body can be called twice (one ClosedJaxpr object in two equations): fresh names.
+                outvars = [_fresh(v, env) for v in eqn.outvars] if inside else list(eqn.outvars)
+                eqns.append(Eqn(eqn.primitive, invars, outvars, eqn.params))
+                continue
+            body = body_of(eqn)
+            for v, c in zip(body.jaxpr.constvars, body.consts, strict=True):
+                fresh = Var(v.aval)
+                constvars.append(fresh)
+                consts.append(c)
+                env[id(v)] = fresh
+            for v, x in zip(body.jaxpr.invars, invars, strict=True):
+                env[id(v)] = x
+            walk(body.jaxpr, True)
+            for v, result in zip(eqn.outvars, body.jaxpr.outvars, strict=True):
+                if not isinstance(v, DropVar):
+                    env[id(v)] = read(result)
+
+    walk(closed.jaxpr, False)
+    # An inlined result that is the body's input or a literal leaves the caller's var unbound: rename.
+    outvars = [read(x) for x in closed.jaxpr.outvars]
+    return ClosedJaxpr(Jaxpr(constvars, list(closed.jaxpr.invars), outvars, eqns), consts)
+
+
+def _fresh(v, env: dict):
+    if isinstance(v, DropVar):
+        return DropVar(v.aval)
+    env[id(v)] = Var(v.aval)
+    return env[id(v)]
+
+
+def _has_calls(jaxpr: Jaxpr, prims: frozenset) -> bool:
+    return any(e.primitive in prims for e in jaxpr.eqns)

@@ -1,0 +1,194 @@
+"""The AD API, with JAX's signatures: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`, `jacrev`, `hessian`.
+
+Each call traces the function once per input signature, builds the derivative program through the
+e-graph (`transforms.ad.programs`) and evaluates it with NumPy. Called on tracers (inside
+`ir.make_jaxpr`, `jit` or another transform) it replays the derivative program into the enclosing
+trace instead, so transforms compose: `grad(grad(f))` differentiates the optimized gradient program,
+`ir.make_jaxpr(grad(f))(x)` is the gradient program as extracted from the e-graph.
+
+Every function takes the optimizer's knobs as keywords (`rules`, `cost`, `extractor`, `limits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eval.interpreter import eval_jaxpr
+from ir.core import ClosedJaxpr
+from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer, trace_to_jaxpr
+from ir.tree import TreeDef, tree_flatten, tree_unflatten
+from rewrites.engine import Limits, Report
+from transforms.ad.build import differentiable
+from transforms.ad.programs import GradTypeError, Options, jvp_program, vjp_program
+
+
+@dataclass
+class Staged:
+    """`fun` traced at some arguments: the program (closed-over tracers hoisted to leading inputs),
+    the flat arguments to run it on, and the pytree structures."""
+
+    closed: ClosedJaxpr
+    flat_args: list
+    n_hoisted: int
+    in_tree: TreeDef
+    out_tree: TreeDef
+    arg_leaves: list[range]  # which flat inputs (after the hoisted ones) belong to each argument
+
+
+def stage(fun: Callable, args: Sequence) -> Staged:
+    leaves_per_arg = [tree_flatten(a)[0] for a in args]
+    leaves, in_tree = tree_flatten(tuple(args))
+    avals = [aval_of(x) for x in leaves]
+    closed, out_tree = trace_to_jaxpr(fun, tree_unflatten(in_tree, avals))
+    hoisted: list = []
+    if any(is_tracer(c) for c in closed.consts):
+        closed, hoisted = hoist_consts(closed)
+    starts = np.cumsum([0, *(len(x) for x in leaves_per_arg)])
+    ranges = [range(len(hoisted) + int(a), len(hoisted) + int(b)) for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    return Staged(closed, [*hoisted, *leaves], len(hoisted), in_tree, out_tree, ranges)
+
+
+def run_program(program: ClosedJaxpr, flat_args: Sequence) -> list:
+    if any(is_tracer(x) for x in flat_args):
+        return bind_jaxpr(program, *flat_args)
+    return eval_jaxpr(program, *[np.asarray(x) for x in flat_args])
+
+
+class _Cache:
+    """Derivative programs by (transform, input structure, avals)."""
+
+    def __init__(self):
+        self.programs: dict[Any, tuple[ClosedJaxpr, Report]] = {}
+
+    def get(self, key, staged: Staged, build: Callable[[], tuple[ClosedJaxpr, Report]]):
+        if staged.n_hoisted:  # closes over an enclosing trace's values: not reusable
+            return build()
+        full = (key, staged.in_tree, tuple(aval_of(x) for x in staged.flat_args))
+        hit = self.programs.get(full)
+        if hit is None:
+            hit = self.programs[full] = build()
+        return hit
+
+
+def _argnums(argnums: int | Sequence[int], n_args: int) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not -n_args <= i < n_args:
+            raise ValueError(f"argnums {i} is out of range for a function of {n_args} positional arguments")
+    return tuple(i % n_args for i in nums)
+
+
+def _options(rules, cost, extractor, limits) -> Options:
+    return Options(rules, cost, extractor, limits)
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+                   rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None):
+    """`(f(*args), ∇f(*args))` for a scalar-valued `f`, the gradient with respect to `argnums` (an int
+    gives that argument's gradient, a tuple a tuple of them). With `has_aux`, `f` returns `(out, aux)`
+    and the result is `((out, aux), grad)`."""
+    options = _options(rules, cost, extractor, limits)
+    cache = _Cache()
+
+    def value_and_grad_f(*args):
+        staged = stage(fun, args)
+        nums = _argnums(argnums, len(args))
+        _check_scalar_output(staged, has_aux)
+        wrt = [i for n in nums for i in staged.arg_leaves[n]]
+        program, _ = cache.get(nums, staged, lambda: vjp_program(
+            staged.closed, wrt, seed="ones", keep_outputs=True, cotangent_outputs=[0], options=options))
+        results = run_program(program, staged.flat_args)
+        n_out = staged.out_tree.num_leaves
+        value = tree_unflatten(staged.out_tree, results[:n_out])
+        grads, it = [], iter(results[n_out:])
+        for n in nums:
+            grads.append(tree_unflatten(tree_flatten(args[n])[1], [next(it) for _ in staged.arg_leaves[n]]))
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return value, g
+
+    value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+    return value_and_grad_f
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, **options):
+    """∇f with respect to `argnums` (see `value_and_grad`); with `has_aux`, returns `(grad, aux)`."""
+    vg = value_and_grad(fun, argnums, has_aux, **options)
+
+    def grad_f(*args):
+        value, g = vg(*args)
+        return (g, value[1]) if has_aux else g
+
+    grad_f.__name__ = f"grad({getattr(fun, '__name__', 'fun')})"
+    return grad_f
+
+
+def _check_scalar_output(staged: Staged, has_aux: bool) -> None:
+    out_avals = staged.closed.out_avals
+    tree = staged.out_tree
+    if has_aux:
+        if tree.kind not in ("tuple", "list") or len(tree.children) != 2:
+            raise GradTypeError("has_aux=True requires the function to return a pair (out, aux)")
+        if tree.children[0].num_leaves != 1:
+            raise GradTypeError("grad requires a single scalar output (the first of the pair with has_aux)")
+    elif tree.num_leaves != 1:
+        raise GradTypeError(f"grad requires a scalar output, got a pytree of {tree.num_leaves} leaves")
+    aval = out_avals[0]
+    if aval.shape != ():
+        raise GradTypeError(f"grad requires a scalar output; the output has shape {aval.shape}")
+    if aval.dtype.kind != "f":
+        raise GradTypeError(f"grad requires a real floating output, got {aval.dtype.name}")
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default", cost="flops",
+        extractor="greedy_dag", limits: Limits | None = None):
+    """`(f(*primals), J f(primals) · tangents)`; tangents have the primals' structure and avals.
+    Integer and boolean inputs take any tangent (ignored); their outputs' tangents are float0-like
+    zeros of dtype bool, as JAX gives float0."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    staged = stage(fun, primals)
+    t_leaves, t_tree = tree_flatten(tangents)
+    if t_tree != staged.in_tree:
+        raise TypeError(f"jvp: tangents have structure {t_tree}, primals {staged.in_tree}")
+    in_avals = staged.closed.in_avals
+    wrt = [i for i, a in enumerate(in_avals) if i >= staged.n_hoisted and differentiable(a)]
+    program, _ = jvp_program(staged.closed, wrt, _options(rules, cost, extractor, limits))
+    used = [t for t, a in zip(t_leaves, in_avals[staged.n_hoisted:], strict=True) if differentiable(a)]
+    results = run_program(program, [*staged.flat_args, *used])
+    n_out = staged.out_tree.num_leaves
+    outs, it = results[:n_out], iter(results[n_out:])
+    out_tangents = [next(it) if differentiable(a) else np.zeros(a.shape, bool) for a in staged.closed.out_avals]
+    return tree_unflatten(staged.out_tree, outs), tree_unflatten(staged.out_tree, out_tangents)
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False, rules="default", cost="flops",
+        extractor="greedy_dag", limits: Limits | None = None):
+    """`(f(*primals), pullback)` where `pullback(cotangents)` gives one cotangent per primal (None
+    inside it for integer leaves is not used: they get float0-like bool zeros, as JAX's float0)."""
+    staged = stage(fun, primals)
+    options = _options(rules, cost, extractor, limits)
+    out_avals = staged.closed.out_avals
+    n_main = staged.out_tree.children[0].num_leaves if has_aux else staged.out_tree.num_leaves
+    outs = run_program(staged.closed, staged.flat_args)
+    wrt = [i for r in staged.arg_leaves for i in r if differentiable(staged.closed.in_avals[i])]
+    program, _ = vjp_program(staged.closed, wrt, seed="inputs", cotangent_outputs=list(range(n_main)),
+                             options=options)
+    main_tree = staged.out_tree.children[0] if has_aux else staged.out_tree
+
+    def pullback(cotangents):
+        ct_leaves, ct_tree = tree_flatten(cotangents)
+        if ct_tree != main_tree:
+            raise TypeError(f"vjp: cotangents have structure {ct_tree}, outputs {main_tree}")
+        cts = [c for c, a in zip(ct_leaves, out_avals[:n_main], strict=True) if differentiable(a)]
+        results = iter(run_program(program, [*staged.flat_args, *cts]))
+        grads = [next(results) if differentiable(a) else np.zeros(a.shape, bool)
+                 for a in staged.closed.in_avals[staged.n_hoisted:]]
+        return tree_unflatten(staged.in_tree, grads)
+
+    value = tree_unflatten(staged.out_tree, outs)
+    return (value[0], pullback, value[1]) if has_aux else (value, pullback)

@@ -1,0 +1,211 @@
+"""Building the derivative's nodes in the e-graph, from the program's structure.
+
+Forward (`Builder.forward`): one pass over the equations in order. A value's tangent is a
+symbolic zero (Python `None`, nothing in the e-graph) when it cannot depend on the seeded inputs,
+when it is an integer or boolean, or when its primitive has zero derivative; otherwise it is the sum
+of one `jvp_of` node per operand with a nonzero tangent (or one node per result for the primitives
+whose JVP does not split by operand), bound to an alias.
+
+Reverse (`Builder.backward`): JAX's `backward_pass` over the def-use structure. Equations are visited
+in reverse; each *use* of a value adds one `vjp_of` node to that value's contribution list, and a
+value's cotangent is the sum of its list, built once when its defining equation is reached. Every
+node is O(1) in size, so the e-graph grows linearly with the program, whatever its sharing: chains of
+diamonds and residual chains stay linear (a top-down `vjp(e, ct)` rule would re-derive shared values
+along every path). Values that do not depend on the differentiated inputs get no contribution nodes.
+
+Nodes are rewritten into primal-language terms by the per-primitive rules of `transforms.ad.rules`,
+run to saturation before any algebraic rule (see `rewrites.engine.run_prelude`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from egglog import bindings as eb
+
+from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from ir.errors import UnsupportedPrimitive
+from rewrites.encode import Loader, egg_args, egg_call, egg_int, egg_ints, egg_str, literal_term
+from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
+from transforms.ad.terms import ZEROS_EXTRA
+
+ELEMENTWISE: frozenset[str]
+
+
+def _elementwise() -> frozenset[str]:
+    from ir.shapes.elementwise import NARY, UNARY
+
+    return frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
+                      "convert_element_type", "round", "reduce_precision"})
+
+
+ELEMENTWISE = _elementwise()
+
+
+def differentiable(aval: ShapedArray) -> bool:
+    """Floats and complex numbers carry tangents; integers and booleans have symbolic-zero tangents."""
+    return aval.dtype.kind in "fc"
+
+
+class Builder:
+    """Adds the AD nodes of one program to the e-graph its `loader` fills (see module docstring)."""
+
+    def __init__(self, loader: Loader, env: dict):
+        self.loader, self.enc, self.env = loader, loader.enc, env
+        self.enc.extras.setdefault(ZEROS_EXTRA, {"sharding": None})
+        self._keys: dict[str, str] = {}
+
+    # --- terms --------------------------------------------------------------------------------------
+
+    def atom(self, x) -> eb.Call:
+        return literal_term(x, self.enc).egg if isinstance(x, Literal) else self.env[id(x)].egg
+
+    def zero(self, aval: ShapedArray) -> eb.Call:
+        term = egg_call("zero", egg_ints(aval.shape), egg_str(aval.dtype.name))
+        self.loader.facts(term, aval)
+        return term
+
+    def bind(self, definition: eb.Call, aval: ShapedArray) -> eb.Call:
+        return self.loader.bind(definition, aval).egg
+
+    def total(self, parts: list[eb.Call], aval: ShapedArray) -> eb.Call:
+        """The sum of contributions, each added once, as one alias."""
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = egg_call("p_add", acc, p, egg_str(""))
+        return self.bind(acc, aval)
+
+    def key(self, entry: ADRule, eqn: Eqn) -> eb.Lit:
+        """The aux key of `entry` for `eqn`, filling the aux tables the first time it is seen."""
+        if entry.aux is None:
+            return egg_str("")
+        in_avals = [x.aval for x in eqn.invars]
+        values = tuple(entry.aux.fn(eqn.params, in_avals, [v.aval for v in eqn.outvars]))
+        kinds = entry.aux.slots
+        if len(values) != len(kinds):
+            raise ValueError(f"{entry.name}: aux gave {len(values)} values for kinds {entry.aux.kinds!r}")
+        text = f"{entry.tag}|{values!r}"
+        if text not in self._keys:
+            self._keys[text] = text
+            for j, (kind, value) in enumerate(zip(kinds, values, strict=True)):
+                self.loader.actions.append(self._aux_set(text, j, kind, value))
+        return egg_str(text)
+
+    def _aux_set(self, key: str, j: int, kind: str, value) -> eb.Set:
+        if kind.startswith("extra:"):
+            table, lit = "aux_str", egg_str(self.enc.extra_key(kind[6:], dict(value)))
+        elif kind == "ints":
+            table, lit = "aux_ints", egg_ints(tuple(int(v) for v in value))
+        elif kind == "int":
+            table, lit = "aux_int", egg_int(int(value))
+        else:
+            table, lit = "aux_str", egg_str(str(value))
+        return eb.Set(eb.PanicSpan(), table, [egg_str(key), egg_int(j)], lit)
+
+    def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call]) -> eb.Call:
+        primals = egg_args([self.atom(x) for x in eqn.invars])
+        outs = egg_args([self.env[id(v)].egg for v in eqn.outvars])
+        return egg_call(f"{mode}_of", egg_str(entry.tag), self.key(entry, eqn), primals, outs, egg_args(seeds))
+
+    # --- forward ------------------------------------------------------------------------------------
+
+    def forward(self, jaxpr: Jaxpr, seeds: dict[int, eb.Call]) -> dict[int, eb.Call]:
+        """Tangents of every value from `seeds` (id(input var) -> tangent term); missing = zero."""
+        tangent = dict(seeds)
+        for eqn in jaxpr.eqns:
+            tans = [tangent.get(id(x)) if isinstance(x, Var) else None for x in eqn.invars]
+            outs = [j for j, v in enumerate(eqn.outvars) if differentiable(v.aval)]
+            if all(t is None for t in tans) or not outs or eqn.primitive in ZERO_DERIVATIVE:
+                continue
+            rules = jvp_rules(eqn.primitive)
+            if "out0" in rules:
+                full = [t if t is not None else self.zero(x.aval) for x, t in zip(eqn.invars, tans, strict=True)]
+                for j in outs:
+                    entry = rules.get(f"out{j}") or _missing(eqn.primitive, f"JVP (result {j})")
+                    v = eqn.outvars[j]
+                    tangent[id(v)] = self.bind(self.node("jvp", entry, eqn, full), v.aval)
+                continue
+            [v] = eqn.outvars
+            parts = []
+            for i, (x, t) in enumerate(zip(eqn.invars, tans, strict=True)):
+                if t is None:
+                    continue
+                entry = rules.get(str(i)) or _missing(eqn.primitive, f"JVP (operand {i})")
+                if eqn.primitive in ELEMENTWISE and x.aval.shape != v.aval.shape:
+                    dims = tuple(range(x.aval.ndim))  # rank 0, or size-1 axes stretched
+                    t = self.bind(egg_call("p_broadcast_in_dim", t, egg_ints(v.aval.shape), egg_ints(dims),
+                                           egg_str("")), ShapedArray(v.aval.shape, x.aval.dtype))
+                parts.append(self.node("jvp", entry, eqn, [t]))
+            tangent[id(v)] = self.total(parts, v.aval)
+        return tangent
+
+    # --- reverse ------------------------------------------------------------------------------------
+
+    def backward(self, jaxpr: Jaxpr, wrt: list[Var], seeds: dict[int, list[eb.Call]]) -> dict[int, eb.Call | None]:
+        """Cotangents of the `wrt` inputs from output cotangents `seeds` (id(output var) -> terms, one
+        per time the var is an output); None where the cotangent is a symbolic zero."""
+        active = _depends_on(jaxpr, wrt)
+        contributions: dict[int, list[eb.Call]] = {k: list(ts) for k, ts in seeds.items()}
+        for eqn in reversed(jaxpr.eqns):
+            cts = [self._cotangent(v, contributions) for v in eqn.outvars]
+            if all(c is None for c in cts) or eqn.primitive in ZERO_DERIVATIVE:
+                continue
+            for i, x in enumerate(eqn.invars):
+                if not isinstance(x, Var) or id(x) not in active:
+                    continue
+                entry = vjp_rule(eqn.primitive, i)
+                if entry.whole:
+                    seeds_i = [c if c is not None else self.zero(v.aval) for v, c in zip(eqn.outvars, cts, strict=True)]
+                else:
+                    seeds_i = cts[:1]
+                part = self.node("vjp", entry, eqn, seeds_i)
+                out_aval = eqn.outvars[0].aval
+                if eqn.primitive in ELEMENTWISE and x.aval.shape != out_aval.shape:
+                    part = self._unbroadcast(part, x.aval, out_aval)
+                contributions.setdefault(id(x), []).append(part)
+        return {id(v): self._cotangent(v, contributions) for v in wrt}
+
+    def _cotangent(self, v, contributions: dict[int, list[eb.Call]]) -> eb.Call | None:
+        parts = contributions.get(id(v))
+        if not parts:
+            return None
+        if len(parts) > 1 or not _is_alias(parts[0]):
+            parts[:] = [self.total(parts, v.aval)]
+        return parts[0]
+
+    def _unbroadcast(self, part: eb.Call, aval: ShapedArray, out_aval: ShapedArray) -> eb.Call:
+        """The operand of a broadcasting elementwise op (rank 0, or with size-1 axes stretched) gets
+        its contributions summed over the broadcast axes."""
+        axes = tuple(k for k in range(out_aval.ndim) if aval.ndim == 0 or aval.shape[k] != out_aval.shape[k])
+        kept = tuple(d for k, d in enumerate(out_aval.shape) if k not in axes)
+        part = self.bind(egg_call("p_reduce_sum", part, egg_ints(axes), egg_str("")), ShapedArray(kept, aval.dtype))
+        if kept != aval.shape:
+            part = self.bind(egg_call("p_reshape", part, egg_ints(aval.shape), egg_str("")), aval)
+        return part
+
+
+def _is_alias(term: eb.Call) -> bool:
+    return isinstance(term, eb.Call) and term.name == "ref"
+
+
+def _missing(prim: str, what: str):
+    raise UnsupportedPrimitive(prim, what, "transforms/ad/rules")
+
+
+def _depends_on(jaxpr: Jaxpr, inputs: Iterable[Var]) -> set[int]:
+    """Ids of the float values that depend on `inputs` through differentiable equations."""
+    dep = {id(v) for v in inputs}
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in ZERO_DERIVATIVE:
+            continue
+        if any(isinstance(x, Var) and id(x) in dep for x in eqn.invars):
+            dep.update(id(v) for v in eqn.outvars if differentiable(v.aval))
+    return dep
+
+
+def flat_program(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """`closed` with calls, remat and custom-derivative calls inlined (AD differentiates their bodies)."""
+    from ir.inline import CALLS, inline_calls
+
+    return inline_calls(closed, CALLS | {"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call",
+                                         "custom_vjp_call_jaxpr"})

@@ -1,0 +1,146 @@
+"""Derivative programs: a Jaxpr in, the optimized JVP or VJP Jaxpr out, through one e-graph.
+
+    jvp_program(closed, wrt)             inputs: primals, then a tangent per float `wrt` input;
+                                         outputs: primal outputs, then a tangent per float output
+    vjp_program(closed, wrt, seed)       inputs: primals (then a cotangent per float output when
+                                         seed="inputs"); outputs: the primal outputs if `keep_outputs`,
+                                         then the cotangent of each `wrt` input
+
+Each runs `rewrites.engine.optimize` with the AD rules as its prelude: the program is encoded, the
+builder (`transforms.ad.build`) adds the derivative's nodes, the AD rules expand them to
+saturation, then the algebraic rules simplify primal and derivative together and the cost model
+extracts the cheapest program computing every output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from egglog import Vec, i64
+
+from ir.core import ClosedJaxpr, ShapedArray, Var
+from ir.errors import EqjaxError
+from rewrites.encode import Loader, egg_call, egg_int, egg_str
+from rewrites.engine import Limits, Report, optimize
+from rewrites.rule import Rule
+from rewrites.terms import Arr, ref
+from transforms.ad.build import Builder, differentiable, flat_program
+from transforms.ad.terms import declare_ad_terms, zero
+
+
+class GradTypeError(EqjaxError, TypeError):
+    """A derivative asked of something that has none (an integer input, a non-scalar output for grad)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How the derivative program is optimized (as for `jit`)."""
+
+    rules: object = "default"
+    cost: str = "flops"
+    extractor: str = "greedy_dag"
+    limits: Limits | None = None
+
+
+@cache
+def ad_rules() -> tuple[Rule, ...]:
+    """Every AD rule (JVP, VJP, symbolic zeros), in module order."""
+    from rewrites.rule import check_rules
+    from transforms.ad.rules import rule_list
+
+    return tuple(check_rules(rule_list()))
+
+
+def _optimize(closed: ClosedJaxpr, extend, options: Options) -> tuple[ClosedJaxpr, Report]:
+    return optimize(closed, rules=options.rules, cost=options.cost, extractor=options.extractor,
+                    limits=options.limits, prelude=ad_rules(), extend=extend)
+
+
+class _Outputs:
+    """Collects a derivative program's output terms as aliases (Python-level `ref`s)."""
+
+    def __init__(self, builder: Builder):
+        self.builder, self.terms = builder, []
+
+    def add(self, term, aval: ShapedArray) -> None:
+        if term is None:
+            self.terms.append(zero(Vec[i64](*(i64(d) for d in aval.shape)), aval.dtype.name))
+            return
+        alias = self.builder.bind(term, aval)
+        self.terms.append(ref(int(alias.args[0].value.value)))
+
+
+def _new_input(enc, loader: Loader, aval: ShapedArray):
+    enc.in_avals.append(aval)
+    term = egg_call("inp", egg_int(len(enc.in_avals) - 1))
+    loader.facts(term, aval)
+    return term
+
+
+def jvp_program(closed: ClosedJaxpr, wrt: list[int] | None = None,
+                options: Options = Options()) -> tuple[ClosedJaxpr, Report]:
+    """`wrt`: the inputs that get a tangent input (default: every float input)."""
+    flat = flat_program(closed)
+    chosen = range(len(flat.jaxpr.invars)) if wrt is None else wrt
+    invars = [flat.jaxpr.invars[i] for i in chosen]
+
+    def extend(egraph, enc, env) -> list[Arr]:
+        declare_ad_terms(egraph)
+        loader = Loader(egraph, enc)
+        builder = Builder(loader, env)
+        seeds = {id(v): _new_input(enc, loader, v.aval) for v in invars if differentiable(v.aval)}
+        tangent = builder.forward(flat.jaxpr, seeds)
+        outs = _Outputs(builder)
+        for x in flat.jaxpr.outvars:
+            if differentiable(x.aval):
+                outs.add(tangent.get(id(x)), x.aval.strip_weak())
+        loader.run()
+        return [*enc.outputs, *outs.terms]
+
+    return _optimize(flat, extend, options)
+
+
+def vjp_program(closed: ClosedJaxpr, wrt: list[int], seed: str = "inputs", keep_outputs: bool = False,
+                cotangent_outputs: list[int] | None = None,
+                options: Options = Options()) -> tuple[ClosedJaxpr, Report]:
+    """`seed`: "inputs" (a cotangent input per float output in `cotangent_outputs`, default all) or
+    "ones" (grad: the one scalar output in `cotangent_outputs` gets cotangent 1)."""
+    flat = flat_program(closed)
+    jaxpr = flat.jaxpr
+    for i in wrt:
+        aval = jaxpr.invars[i].aval
+        if not differentiable(aval):
+            raise GradTypeError(f"differentiation requires float or complex inputs, but input {i} is {aval} "
+                                "(integer and boolean inputs have no derivative)")
+    chosen = cotangent_outputs if cotangent_outputs is not None else range(len(jaxpr.outvars))
+    chosen = [j for j in chosen if differentiable(jaxpr.outvars[j].aval)]
+
+    def extend(egraph, enc, env) -> list[Arr]:
+        declare_ad_terms(egraph)
+        loader = Loader(egraph, enc)
+        builder = Builder(loader, env)
+        seeds: dict[int, list] = {}
+        for j in chosen:
+            x = jaxpr.outvars[j]
+            if seed == "inputs":
+                term = _new_input(enc, loader, x.aval.strip_weak())
+            else:
+                term = egg_call("scalar", _one(), egg_str(x.aval.dtype.name))
+            if isinstance(x, Var):  # a Literal output has no cotangent to pass on
+                seeds.setdefault(id(x), []).append(term)
+        cts = builder.backward(jaxpr, [jaxpr.invars[i] for i in wrt], seeds)
+        outs = _Outputs(builder)
+        for i in wrt:
+            v = jaxpr.invars[i]
+            outs.add(cts[id(v)], v.aval.strip_weak())
+        loader.run()
+        return [*(enc.outputs if keep_outputs else []), *outs.terms]
+
+    return _optimize(flat, extend, options)
+
+
+def _one():
+    from egglog import bindings as eb
+
+    return eb.Lit(eb.PanicSpan(), eb.Float(1.0))

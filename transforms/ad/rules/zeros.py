@@ -1,0 +1,56 @@
+"""Symbolic zeros: `zero(shape, dtype)` is a tangent or cotangent known to be 0 whatever the primal
+values, so an op linear in it gives a zero even where its other operands are inf or nan (JAX's
+`Zero`). The builder leaves most zeros out of the e-graph altogether; these rules clean up the ones a
+JVP rule instantiates (the untaken branch of `select_n`, a multi-result op's unused cotangents)."""
+
+from __future__ import annotations
+
+from egglog import String, Vec, eq, i64, rule, union, var, vars_
+
+from rewrites.rule import EXACT, Rule
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, args_list, dtype_of, shape_of
+from transforms.ad.terms import ZEROS_EXTRA, zero
+
+e, x, y, z = vars_("e x y z", Arr)
+sh, sh2 = vars_("sh sh2", Vec[i64])
+d, d2, s = vars_("d d2 s", String)
+EMPTY = Vec[i64].empty()
+RULES: list[Rule] = []
+
+
+def _rule(name: str, math: str, *eggs) -> None:
+    RULES.append(Rule(name, "zero", EXACT, math, tuple(eggs)))
+
+
+_rule("zero-decodable", "a symbolic zero evaluates as a broadcast 0 (params key `zeros`)",
+      rule(eq(z).to(zero(sh, d))).then(
+          union(z).with_(T.broadcast_in_dim(Arr.scalar(0.0, d), sh, EMPTY, extra=ZEROS_EXTRA))))
+
+# Ops linear in the listed operand: a zero there makes the result a zero of the result's aval.
+LINEAR_IN = {"mul": (0, 1), "div": (0,), "neg": (0,), "convert_element_type": (0,), "reduce_sum": (0,),
+             "broadcast_in_dim": (0,), "reshape": (0,), "transpose": (0,), "squeeze": (0,), "rev": (0,),
+             "slice": (0,), "cumsum": (0,), "dot_general": (0, 1), "real": (0,), "imag": (0,), "conj": (0,),
+             "copy": (0,), "reduce_precision": (0,)}
+
+
+def _linear_zero(prim: str, i: int):
+    spec = SPECS[prim]
+    fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields]
+    xs = [var(f"x{j}", Arr) for j in range(spec.arity)]
+    xs[i] = zero(sh, d)
+    return rule(eq(e).to(CONSTRUCTORS[prim](*xs, *fields, s)), eq(sh2).to(shape_of(e)), eq(d2).to(dtype_of(e))
+                ).then(union(e).with_(zero(sh2, d2)))
+
+
+_rule("zero-through-linear", "f(.., 0, ..) = 0 for f linear in that operand (mul, dot, reduce_sum, ...)",
+      *(_linear_zero(prim, i) for prim, slots in sorted(LINEAR_IN.items()) for i in slots))
+_rule("zero-add", "t + 0 = 0 + t = t (same shape)",
+      *(rule(eq(e).to(CONSTRUCTORS[p](x, zero(sh, d), s)), eq(shape_of(x)).to(sh)).then(union(e).with_(x))
+        for p in ("add", "add_any", "sub")),
+      *(rule(eq(e).to(CONSTRUCTORS[p](zero(sh, d), x, s)), eq(shape_of(x)).to(sh)).then(union(e).with_(x))
+        for p in ("add", "add_any")))
+_rule("zero-sub-from", "0 - t = -t (same shape)",
+      rule(eq(e).to(T.sub(zero(sh, d), x, extra=s)), eq(shape_of(x)).to(sh)).then(union(e).with_(T.neg(x))))
+_rule("zero-select", "select_n(p, 0, 0) = 0, select_n(p, 0, 0, 0) = 0",
+      *(rule(eq(e).to(apply("select_n", s, args_list([x, *[zero(sh, d)] * n])))).then(union(e).with_(zero(sh, d)))
+        for n in (2, 3)))
