@@ -84,7 +84,7 @@ class Builder:
         kinds = entry.aux.slots
         if len(values) != len(kinds):
             raise ValueError(f"{entry.name}: aux gave {len(values)} values for kinds {entry.aux.kinds!r}")
-        text = f"{entry.tag}|{values!r}"
+        text = f"{entry.mode} {entry.tag}|{values!r}"
         if text not in self._keys:
             self._keys[text] = text
             for j, (kind, value) in enumerate(zip(kinds, values, strict=True)):

@@ -1,9 +1,13 @@
 """The AD rule tables, one module per primitive family (see `transforms.ad.rule` for the entry kinds).
 Each family module holds an `ADBook` named `A`; `zeros` holds the symbolic-zero rules."""
 
-from transforms.ad.rules import binary, unary, zeros
+from importlib import import_module
+from pathlib import Path
 
-FAMILIES = [unary, binary]
+from transforms.ad.rules import zeros
+
+_NAMES = ("unary", "binary", "shape", "reduce", "indexing", "dot_conv")
+FAMILIES = [import_module(f"transforms.ad.rules.{n}") for n in _NAMES if (Path(__file__).parent / f"{n}.py").exists()]
 
 
 def rule_list() -> list:

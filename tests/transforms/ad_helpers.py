@@ -1,0 +1,147 @@
+"""Shared checks for AD rule tests: a spec row per primitive drives finite-difference and transpose checks.
+
+    Spec("sin", lambda x: lax.sin(x), [Dom((3, 4), -3, 3)])
+    check_spec(spec, seed)                 # JVP vs central differences, VJP vs JVP by transposition
+    assert_oracle("unary", ("jvp", "vjp")) # the family's oracle cases, no failure allowed
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from eval.interpreter import eval_jaxpr
+from eval.oracle import load_fixtures, run_conformance
+from ir import make_jaxpr
+from ir.core import ClosedJaxpr
+from tests.oracle_paths import ORACLE
+from transforms.ad.build import differentiable
+from transforms.ad.programs import jvp_program, vjp_program
+
+
+@dataclass(frozen=True)
+class Dom:
+    """An argument's domain: uniform in [low, high) of `shape` and `dtype`, or `values` drawn from."""
+
+    shape: tuple[int, ...]
+    low: float = -2.0
+    high: float = 2.0
+    dtype: str = "float64"
+    values: tuple | None = None  # integer/bool operands: a set to choose from
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        if self.values is not None:
+            return np.asarray(rng.choice(np.asarray(self.values), size=self.shape)).astype(self.dtype)
+        return rng.uniform(self.low, self.high, size=self.shape).astype(self.dtype)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One row of a rule table's test spec: a function (usually one primitive) and its input domains."""
+
+    name: str
+    fn: Callable
+    domains: Sequence[Dom]
+    rtol: float = 1e-6  # for the finite-difference comparison (the transpose identity uses 1e-9)
+    eps: float = 1e-6
+    params: dict = field(default_factory=dict)
+
+    def draw(self, seed: int) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        return [d.draw(rng) for d in self.domains]
+
+
+def program_of(spec: Spec, args: Sequence[np.ndarray]) -> ClosedJaxpr:
+    return make_jaxpr(spec.fn)(*args)
+
+
+def jvp_eval(closed: ClosedJaxpr, args, tangents) -> list:
+    """Output tangents (float outputs) for `tangents` (one per float input)."""
+    wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    program, _ = jvp_program(closed, wrt)
+    got = eval_jaxpr(program, *args, *tangents, check=True)
+    return got[len(closed.jaxpr.outvars):]
+
+
+def vjp_eval(closed: ClosedJaxpr, args, cts) -> list:
+    """Input cotangents (float inputs) for `cts` (one per float output)."""
+    wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    outs = [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
+    program, _ = vjp_program(closed, wrt, seed="inputs", cotangent_outputs=outs)
+    return eval_jaxpr(program, *args, *cts, check=True)
+
+
+def _float_in(closed):
+    return [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+
+
+def _float_out(closed):
+    return [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
+
+
+def _random_like(rng, x: np.ndarray) -> np.ndarray:
+    if np.iscomplexobj(x):
+        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
+    return rng.standard_normal(x.shape).astype(x.dtype)
+
+
+def _inner(a, b) -> complex:
+    return complex(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128)))
+
+
+def check_fd(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-6, eps: float = 1e-6) -> None:
+    """J·u from the JVP program equals the central difference (f(x + εu) - f(x - εu)) / 2ε."""
+    rng = np.random.default_rng(seed)
+    ins, outs = _float_in(closed), _float_out(closed)
+    u = [_random_like(rng, args[i]) for i in ins]
+    got = jvp_eval(closed, args, u)
+
+    def at(sign):
+        moved = list(args)
+        for i, ui in zip(ins, u, strict=True):
+            moved[i] = args[i] + sign * eps * ui
+        return eval_jaxpr(closed, *moved)
+
+    plus, minus = at(1), at(-1)
+    for k, j in enumerate(outs):
+        fd = (np.asarray(plus[j], np.complex128) - np.asarray(minus[j], np.complex128)) / (2 * eps)
+        scale = max(1.0, float(np.max(np.abs(fd), initial=0.0)))
+        np.testing.assert_allclose(np.asarray(got[k], np.complex128), fd, rtol=rtol, atol=rtol * scale,
+                                   err_msg=f"JVP vs central differences, output {j}")
+
+
+def check_transpose(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-9) -> None:
+    """⟨v, J u⟩ = ⟨Jᵀ v, u⟩ with the JVP and VJP programs (no conjugation: JAX's convention)."""
+    rng = np.random.default_rng(seed + 1)
+    ins, outs = _float_in(closed), _float_out(closed)
+    u = [_random_like(rng, args[i]) for i in ins]
+    ju = jvp_eval(closed, args, u)
+    v = [_random_like(rng, x) for x in ju]
+    jtv = vjp_eval(closed, args, v)
+    lhs = sum((_inner(a, b) for a, b in zip(v, ju, strict=True)), 0j)
+    rhs = sum((_inner(a, b) for a, b in zip(jtv, u, strict=True)), 0j)
+    scale = max(1.0, abs(lhs), sum(float(np.sum(np.abs(a))) for a in ju))
+    assert abs(lhs - rhs) <= rtol * scale, f"<v, Ju> = {lhs} but <J^T v, u> = {rhs}"
+
+
+def check_spec(spec: Spec, seed: int) -> None:
+    args = spec.draw(seed)
+    closed = program_of(spec, args)
+    with np.errstate(all="ignore"):
+        check_fd(closed, args, seed, spec.rtol, spec.eps)
+        check_transpose(closed, args, seed)
+
+
+def assert_oracle(family: str, checks: Sequence[str] = ("jvp", "vjp"), select: Callable = lambda case: True,
+                  stride: int = 1) -> list:
+    """Runs the family's oracle cases (every `stride`-th); fails listing every failed case. Returns the
+    outcomes, so a test can also assert which were skipped."""
+    import transforms.ad.checks  # noqa: F401  (registers the AD checks)
+
+    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)][::stride]
+    outcomes = run_conformance(cases, list(checks))
+    failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]
+    assert not failed, "\n".join(failed)
+    return outcomes
