@@ -5,10 +5,13 @@
                    [--time-limit S] [--json]   optimized jaxpr on stdout, the report on stderr
     eqjax rules list [--set S] [--json]
     eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
+    eqjax grad FILE|- [--argnums 0,1]  the optimized gradient program of a scalar-output jaxpr
+    eqjax jvp FILE|- / vjp FILE|-      the optimized JVP program (primals, tangents) / VJP program
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
     eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
     eqjax bench eval                   interpreter overhead per equation over the oracle programs
     eqjax bench optimizer              saturate/extract times for synthetic and oracle programs
+    eqjax bench grad                   reverse-mode growth on residual chains; FLOPs vs JAX's gradients
 
 User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
 problem and exit with status 2; conformance failures exit with status 1.
@@ -81,10 +84,41 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+def cmd_derivative(args) -> int:
+    from ir.text import parse_jaxpr
+    from transforms.ad.build import differentiable
+    from transforms.ad.programs import Options, jvp_program, vjp_program
+
+    closed = parse_jaxpr(_read_text(args.file))
+    options = Options(args.rules, args.cost, args.extractor, _limits(args))
+    floats = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    if args.command == "grad":
+        argnums = [int(a) for a in args.argnums.split(",")] if args.argnums else [0]
+        out = closed.jaxpr.outvars[0].aval if closed.jaxpr.outvars else None
+        if len(closed.jaxpr.outvars) != 1 or out.shape != ():
+            raise SystemExit("eqjax grad: the program must have one scalar output")
+        program, report = vjp_program(closed, argnums, seed="ones", cotangent_outputs=[0], options=options)
+    elif args.command == "jvp":
+        program, report = jvp_program(closed, floats, options)
+    else:
+        program, report = vjp_program(closed, floats, seed="inputs", options=options)
+    if args.json:
+        print(json.dumps({"jaxpr": str(program), "report": report.as_dict()}, indent=1))
+    else:
+        print(program)
+        print(report.summary(), file=sys.stderr)
+    return 0
+
+
 def cmd_rules(args) -> int:
     from rewrites.rulesets import rules_in_set
 
-    rules = rules_in_set(args.set)
+    if args.set == "ad":
+        from transforms.ad.programs import ad_rules
+
+        rules = list(ad_rules())
+    else:
+        rules = rules_in_set(args.set)
     if args.json:
         print(json.dumps([{"name": r.name, "category": r.category, "soundness": r.soundness, "math": r.math}
                           for r in rules], indent=1))
@@ -127,6 +161,10 @@ def cmd_bench(args) -> int:
 
     if args.what == "eval":
         bench_eval(repeats=args.repeats)
+    elif args.what == "grad":
+        from transforms.ad.bench import bench_grad
+
+        bench_grad(rules=args.rules)
     else:
         from rewrites.bench import bench_optimizer
 
@@ -139,6 +177,16 @@ def cmd_demo(args) -> int:
 
     run_demo()
     return 0
+
+
+def _optimizer_args(o: argparse.ArgumentParser) -> None:
+    o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
+    o.add_argument("--cost", default="flops", help="cost model: ops, flops, bytes")
+    o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
+    o.add_argument("--node-limit", type=int, help="stop saturating past this many e-nodes")
+    o.add_argument("--iter-limit", type=int, help="at most this many iterations")
+    o.add_argument("--time-limit", type=float, help="seconds of saturation at most")
+    o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,19 +205,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     o = sub.add_parser("optimize", help="optimize a jaxpr text through the e-graph")
     o.add_argument("file", help="a file with jaxpr text, or - for stdin")
-    o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
-    o.add_argument("--cost", default="flops", help="cost model: ops, flops, bytes")
-    o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
-    o.add_argument("--node-limit", type=int, help="stop saturating past this many e-nodes")
-    o.add_argument("--iter-limit", type=int, help="at most this many iterations")
-    o.add_argument("--time-limit", type=float, help="seconds of saturation at most")
-    o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
+    _optimizer_args(o)
     o.set_defaults(func=cmd_optimize)
+
+    for name, what in (("grad", "the optimized gradient program of a scalar-output jaxpr text"),
+                       ("jvp", "the optimized JVP program: inputs primals then tangents"),
+                       ("vjp", "the optimized VJP program: inputs primals then output cotangents")):
+        g = sub.add_parser(name, help=what)
+        g.add_argument("file", help="a file with jaxpr text, or - for stdin")
+        if name == "grad":
+            g.add_argument("--argnums", help="comma-separated inputs to differentiate (default 0)")
+        _optimizer_args(g)
+        g.set_defaults(func=cmd_derivative)
 
     r = sub.add_parser("rules", help="the rule sets")
     r_sub = r.add_subparsers(dest="rules_command", required=True)
     rl = r_sub.add_parser("list", help="list the rules of a set")
-    rl.add_argument("--set", default="fast", help="strict, default or fast (default: fast, every rule)")
+    rl.add_argument("--set", default="fast", help="strict, default or fast (default: fast, every rule); "
+                    "ad: the JVP, VJP and symbolic-zero rules")
     rl.add_argument("--json", action="store_true")
     rl.set_defaults(func=cmd_rules)
 
@@ -183,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_eval)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
-    b.add_argument("what", choices=["eval", "optimizer"])
+    b.add_argument("what", choices=["eval", "optimizer", "grad"])
     b.add_argument("--repeats", type=int, default=200, help="eval: timing repeats")
     b.add_argument("--rules", default="default", help="optimizer: rule set")
     b.set_defaults(func=cmd_bench)

@@ -43,6 +43,9 @@ class Options:
     limits: Limits | None = None
 
 
+DEFAULT_OPTIONS = Options()
+
+
 @cache
 def ad_rules() -> tuple[Rule, ...]:
     """Every AD rule (JVP, VJP, symbolic zeros), in module order."""
@@ -79,7 +82,7 @@ def _new_input(enc, loader: Loader, aval: ShapedArray):
 
 
 def jvp_program(closed: ClosedJaxpr, wrt: list[int] | None = None,
-                options: Options = Options()) -> tuple[ClosedJaxpr, Report]:
+                options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """`wrt`: the inputs that get a tangent input (default: every float input)."""
     flat = flat_program(closed)
     chosen = range(len(flat.jaxpr.invars)) if wrt is None else wrt
@@ -103,7 +106,7 @@ def jvp_program(closed: ClosedJaxpr, wrt: list[int] | None = None,
 
 def vjp_program(closed: ClosedJaxpr, wrt: list[int], seed: str = "inputs", keep_outputs: bool = False,
                 cotangent_outputs: list[int] | None = None,
-                options: Options = Options()) -> tuple[ClosedJaxpr, Report]:
+                options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """`seed`: "inputs" (a cotangent input per float output in `cotangent_outputs`, default all) or
     "ones" (grad: the one scalar output in `cotangent_outputs` gets cotangent 1)."""
     flat = flat_program(closed)

@@ -1,0 +1,100 @@
+"""`eqjax bench grad`: how reverse mode scales, and how our gradient programs compare with JAX's.
+
+1. Residual chains h <- h + tanh(h * w_l), l = 1..L, loss sum(h): the e-graph size and the time of
+   `grad` for L = 8 ... 256, with the exponent of a log-log least-squares fit (1 = linear).
+2. Every oracle program with a `grad` fixture: FLOPs and equation count of our extracted gradient
+   program vs the gradient jaxpr JAX produced (`grad.jaxpr`, parsed and costed by our own cost model),
+   and the median ratio.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from eval.oracle import load_fixtures, parse_case
+from ir import make_jaxpr
+from ir.errors import EqjaxError
+from ir.text import parse_jaxpr
+from rewrites.costs import get_cost_model, jaxpr_cost
+from rewrites.engine import count_eqns
+from transforms.ad.programs import Options, vjp_program
+
+DEPTHS = (8, 16, 32, 64, 128, 256)
+
+
+def residual_chain(depth: int, width: int = 4):
+    import ir.numpy as jnp
+
+    def loss(x, ws):
+        h = x
+        for l in range(depth):
+            h = h + jnp.tanh(h * ws[l])
+        return jnp.sum(h)
+
+    return make_jaxpr(loss)(np.ones(width), [np.ones(width)] * depth)
+
+
+def fitted_exponent(sizes, values) -> float:
+    return float(np.polyfit(np.log(sizes), np.log(values), 1)[0])
+
+
+def bench_chains(rules: str = "default", depths=DEPTHS) -> dict:
+    print(f"residual chains, grad with respect to every input, rules={rules}")
+    print(f"{'L':>5}{'eqns':>7}{'e-nodes':>10}{'grad s':>9}{'prelude s':>11}{'grad eqns':>11}")
+    rows = []
+    options = Options(rules=rules)
+    vjp_program(residual_chain(2), [0, 1], seed="ones", cotangent_outputs=[0], options=options)  # warm up
+    for depth in depths:
+        closed = residual_chain(depth)
+        start = time.perf_counter()
+        program, report = vjp_program(closed, list(range(len(closed.jaxpr.invars))), seed="ones",
+                                      cotangent_outputs=[0], options=options)
+        seconds = time.perf_counter() - start
+        rows.append((depth, report.enodes, seconds))
+        print(f"{depth:>5}{count_eqns(closed):>7}{report.enodes:>10}{seconds:>9.3f}"
+              f"{report.seconds.get('prelude', 0):>11.3f}{count_eqns(program):>11}")
+    ls = [r[0] for r in rows]
+    result = {"enodes_exponent": fitted_exponent(ls, [r[1] for r in rows]),
+              "seconds_exponent": fitted_exponent(ls, [r[2] for r in rows])}
+    print(f"fitted exponent in L: e-nodes {result['enodes_exponent']:.2f}, time {result['seconds_exponent']:.2f}")
+    return result
+
+
+def bench_vs_jax(rules: str = "default", oracle=None) -> dict:
+    from tests.oracle_paths import ORACLE
+
+    flops = get_cost_model("flops")
+    print(f"\ngradient programs vs JAX's (flops cost model), rules={rules}")
+    print(f"{'program':<36}{'ours':>12}{'jax':>12}{'ratio':>8}{'eqns':>6}{'jax':>6}")
+    ratios, eqn_ratios, skipped = [], [], []
+    for case in load_fixtures([oracle or ORACLE], ["programs"]):
+        if "grad" not in case.raw:
+            continue
+        spec = case.raw["grad"]
+        try:
+            ours, _ = vjp_program(parse_case(case), spec["argnums"], seed="ones", cotangent_outputs=[0],
+                                  options=Options(rules=rules))
+        except EqjaxError as e:
+            skipped.append((case.id, str(e)))
+            continue
+        theirs = parse_jaxpr(spec["jaxpr"])
+        a, b = jaxpr_cost(flops, ours), jaxpr_cost(flops, theirs)
+        ratio = a / b if b else float("nan")
+        ratios.append(ratio)
+        eqn_ratios.append(count_eqns(ours) / max(1, count_eqns(theirs)))
+        print(f"{case.id[:35]:<36}{a:>12,.0f}{b:>12,.0f}{ratio:>8.3f}{count_eqns(ours):>6}{count_eqns(theirs):>6}")
+    for cid, why in skipped:
+        print(f"skipped {cid}: {why}")
+    result = {"median_flops_ratio": float(np.median(ratios)) if ratios else float("nan"),
+              "median_eqns_ratio": float(np.median(eqn_ratios)) if eqn_ratios else float("nan"),
+              "compared": len(ratios), "skipped": len(skipped)}
+    print(f"median FLOPs ratio ours/JAX {result['median_flops_ratio']:.3f}, median equation-count ratio "
+          f"{result['median_eqns_ratio']:.3f} over {len(ratios)} programs ({len(skipped)} skipped)")
+    return result
+
+
+def bench_grad(rules: str = "default") -> None:
+    bench_chains(rules)
+    bench_vs_jax(rules)
