@@ -1,8 +1,11 @@
-"""User-facing transforms (`jit`; AD and vmap as rewrite rules come next) and the `eqjax` command line."""
+"""User-facing transforms (`jit`, and AD as rewrite rules: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`,
+`jacrev`, `hessian`) and the `eqjax` command line."""
 
 from importlib import import_module
 
-_LAZY = {"jit": "transforms.api"}
+_LAZY = {"jit": "transforms.api",
+         **{name: "transforms.ad.api" for name in ("grad", "value_and_grad", "jvp", "vjp")},
+         **{name: "transforms.ad.jacobians" for name in ("jacfwd", "jacrev", "hessian")}}
 
 
 def __getattr__(name):
