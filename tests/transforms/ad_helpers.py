@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ from eval.interpreter import eval_jaxpr
 from eval.oracle import load_fixtures, run_conformance
 from ir import make_jaxpr
 from ir.core import ClosedJaxpr
+from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
 from transforms.ad.build import differentiable
 from transforms.ad.programs import jvp_program, vjp_program
@@ -57,10 +59,22 @@ def program_of(spec: Spec, args: Sequence[np.ndarray]) -> ClosedJaxpr:
     return make_jaxpr(spec.fn)(*args)
 
 
+# Derivative programs depend on the program, not on the argument values: hypothesis examples of one
+# spec row share them (keyed by the program's fingerprint), so an example costs only NumPy evaluation.
+_PROGRAMS: dict = {}
+
+
+def _cached(kind: str, closed: ClosedJaxpr, build):
+    key = (kind, fingerprint(closed))
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = build()
+    return _PROGRAMS[key]
+
+
 def jvp_eval(closed: ClosedJaxpr, args, tangents) -> list:
     """Output tangents (float outputs) for `tangents` (one per float input)."""
     wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
-    program, _ = jvp_program(closed, wrt)
+    program, _ = _cached("jvp", closed, lambda: jvp_program(closed, wrt))
     got = eval_jaxpr(program, *args, *tangents, check=True)
     return got[len(closed.jaxpr.outvars):]
 
@@ -69,7 +83,7 @@ def vjp_eval(closed: ClosedJaxpr, args, cts) -> list:
     """Input cotangents (float inputs) for `cts` (one per float output)."""
     wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
     outs = [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
-    program, _ = vjp_program(closed, wrt, seed="inputs", cotangent_outputs=outs)
+    program, _ = _cached("vjp", closed, lambda: vjp_program(closed, wrt, seed="inputs", cotangent_outputs=outs))
     return eval_jaxpr(program, *args, *cts, check=True)
 
 
@@ -115,8 +129,7 @@ def check_fd(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-6, eps: 
 def check_transpose(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-9) -> None:
     """⟨v, J u⟩ = ⟨Jᵀ v, u⟩ with the JVP and VJP programs (no conjugation: JAX's convention)."""
     rng = np.random.default_rng(seed + 1)
-    ins, outs = _float_in(closed), _float_out(closed)
-    u = [_random_like(rng, args[i]) for i in ins]
+    u = [_random_like(rng, args[i]) for i in _float_in(closed)]
     ju = jvp_eval(closed, args, u)
     v = [_random_like(rng, x) for x in ju]
     jtv = vjp_eval(closed, args, v)
@@ -134,13 +147,18 @@ def check_spec(spec: Spec, seed: int) -> None:
         check_transpose(closed, args, seed)
 
 
+# Each oracle case builds its derivative programs through egglog (0.1-0.5 s): the `ci` profile checks
+# every third case of a family, `nightly` all of them.
+ORACLE_STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 3
+
+
 def assert_oracle(family: str, checks: Sequence[str] = ("jvp", "vjp"), select: Callable = lambda case: True,
-                  stride: int = 1) -> list:
-    """Runs the family's oracle cases (every `stride`-th); fails listing every failed case. Returns the
-    outcomes, so a test can also assert which were skipped."""
+                  stride: int | None = None) -> list:
+    """Runs the family's oracle cases (every `stride`-th, default `ORACLE_STRIDE`); fails listing every
+    failed case. Returns the outcomes, so a test can also assert which were skipped."""
     import transforms.ad.checks  # noqa: F401  (registers the AD checks)
 
-    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)][::stride]
+    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)][::stride or ORACLE_STRIDE]
     outcomes = run_conformance(cases, list(checks))
     failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]
     assert not failed, "\n".join(failed)
