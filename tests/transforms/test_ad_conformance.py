@@ -1,0 +1,21 @@
+"""The AD checks against JAX on whole programs: grad, grad_grad, hessian, jvp and vjp of the oracle
+programs. A case is skipped only when one of its primitives is a listed known gap (control flow,
+linalg, fft); every other case must pass."""
+
+import pytest
+
+from tests.transforms.ad_helpers import assert_oracle
+from tests.transforms.test_ad_coverage import KNOWN_GAPS
+
+
+def _known_gap(reason: str) -> bool:
+    return any(f"primitive {p!r}" in reason for gap in KNOWN_GAPS.values() for p in gap)
+
+
+@pytest.mark.parametrize("check", ["grad", "vjp", "jvp", "grad_grad", "hessian"])
+def test_programs(check):
+    outcomes = assert_oracle("programs", (check,))
+    ran = [o for o in outcomes if o.status == "passed"]
+    unexplained = [f"{o.case}: {o.reason}" for o in outcomes if o.status == "skipped" and not _known_gap(o.reason)]
+    assert not unexplained, "\n".join(unexplained)
+    assert ran or check == "grad_grad", f"no program case ran the {check} check"
