@@ -68,6 +68,7 @@ class Report:
     cost_after: float = 0
     eqns_before: int = 0
     eqns_after: int = 0
+    prelude_enodes: int = 0  # rows in the e-graph once the prelude rules are saturated (0: no prelude)
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
@@ -195,6 +196,7 @@ def run_prelude(prep: Prepared, limits: Limits, report: Report) -> None:
         name = prep.by_decl.get(decl)
         if name is not None and name in report.rule_matches:
             report.rule_matches[name] += matches
+    report.prelude_enodes = sum(k for _, k in prep.egraph.all_function_sizes())
 
 
 # `extend(egraph, encoding, env)` adds terms to the encoded program and returns the output terms
