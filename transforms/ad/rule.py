@@ -21,7 +21,8 @@ Params a rule needs beyond the operands' values (a kept-axes list, an inverse pe
 of a node it builds) come from `Aux`: a Python function of (params, operand avals, result avals)
 whose values the builder stores in the `aux_*` tables under a key; the rule reads them in its query.
 `shape(x)`, `dtype(x)` and `zeros_like(x)` read the shape analysis the same way, for a rule's operands,
-results and seeds.
+results and seeds only: on a term the rule itself builds they add a fact that never holds (the
+analysis has not seen that term when the query runs), and the rule silently never fires.
 
 Which way reverse mode goes: the builder (`transforms.ad.build`) makes one `vjp_of` node per use of a
 value from the program's def-use structure and sums a value's contributions once (JAX's
@@ -145,15 +146,19 @@ class ADBook:
     def rules(self) -> list[Rule]:
         return [e.rule for e in self.entries]
 
-    def linear(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None) -> None:
-        self._per_operand("jvp", prim, i, f, math, aux)
-        self._per_operand("vjp", prim, i, f, math + " (diagonal: its own transpose)", aux)
+    # Keywords of the per-operand entries: `when(*operands)` returns extra facts for the rule's query (a
+    # dispatch on dtypes, say); `arities` makes one rule per operand count for variadic primitives
+    # (f then takes the operands as *args); `variant` names one of several rules for the same slot.
 
-    def jvp(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None) -> None:
-        self._per_operand("jvp", prim, i, f, math, aux)
+    def linear(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None, **kw) -> None:
+        self._per_operand("jvp", prim, i, f, math, aux, **kw)
+        self._per_operand("vjp", prim, i, f, math + " (diagonal: its own transpose)", aux, **kw)
 
-    def vjp(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None) -> None:
-        self._per_operand("vjp", prim, i, f, math, aux)
+    def jvp(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None, **kw) -> None:
+        self._per_operand("jvp", prim, i, f, math, aux, **kw)
+
+    def vjp(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None, **kw) -> None:
+        self._per_operand("vjp", prim, i, f, math, aux, **kw)
 
     def jvp_whole(self, prim: str, f: Callable, *, arity: int, results: int = 1, math: str,
                   aux: Aux | None = None, arities: Sequence[int] = ()) -> None:
@@ -197,11 +202,19 @@ class ADBook:
     def zero_derivative(self, *prims: str) -> None:
         ZERO_DERIVATIVE.update(prims)
 
-    def _per_operand(self, mode, prim, i, f, math, aux) -> None:
+    def _per_operand(self, mode, prim, i, f, math, aux, *, when: Callable | None = None,
+                     arities: Sequence[int] = (), variant: str = "") -> None:
         n_aux = len(aux.slots) if aux else 0
-        arity = len(inspect.signature(f).parameters) - 2 - n_aux
-        self._add(mode, prim, str(i), False, aux, math, arity, 1, 1,
-                  lambda seeds, xs, outs, vals: f(seeds[0], *xs, outs[0], *vals))
+        counts = arities or (len(inspect.signature(f).parameters) - 2 - n_aux,)
+
+        def build(seeds, xs, outs, vals):
+            if when is not None:
+                _conditions.extend(when(*xs))
+            return f(seeds[0], *xs, outs[0], *vals)
+
+        for n in counts:
+            suffix = "".join(f"-{part}" for part in (variant, str(n) if arities else "") if part)
+            self._add(mode, prim, str(i), False, aux, math, n, 1, 1, build, suffix=suffix)
 
     def _add(self, mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
         global _conditions
