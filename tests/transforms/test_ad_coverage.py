@@ -5,11 +5,12 @@ that has gained its rules must leave the list."""
 import ir.shapes  # noqa: F401  (registers every primitive)
 from ir.inline import CALLS
 from ir.primitives import SHAPE_RULES
+from transforms.ad.build import INLINED_REVERSE
 from transforms.ad.programs import ad_rules
 from transforms.ad.rule import JVP, VJP, ZERO_DERIVATIVE
 
-# Bodies the AD builder inlines and differentiates (calls, remat, custom-derivative calls).
-INLINED = CALLS | {"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"}
+# Bodies the AD builder inlines and differentiates in both modes (calls, remat, custom-JVP calls).
+INLINED = CALLS | INLINED_REVERSE
 
 # JAX has no derivative for these either (tests/oracle/README.md lists what JAX refuses).
 NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "zeta", "householder_product", "schur", "hessenberg", "tridiagonal",
@@ -25,6 +26,7 @@ KNOWN_GAPS = {
                "random_unwrap", "random_clone", "threefry2x32", "rng_bit_generator"},
     "windowed (no JAX vjp for generic reduce_window)": {"reduce_window", "select_and_gather_add",
                                                        "select_and_scatter_add"},
+    "custom_vjp (its bwd is a Python function, not in the jaxpr)": {"custom_vjp_call", "custom_vjp_call_jaxpr"},
     "other": {"ragged_dot_general", "reduce", "stack", "tile", "scatter-sub"},
 }
 

@@ -203,9 +203,16 @@ def _depends_on(jaxpr: Jaxpr, inputs: Iterable[Var]) -> set[int]:
     return dep
 
 
-def flat_program(closed: ClosedJaxpr) -> ClosedJaxpr:
-    """`closed` with calls, remat and custom-derivative calls inlined (AD differentiates their bodies)."""
+# Bodies AD differentiates as written: calls, remat (it only changes what is recomputed) and custom-JVP
+# calls (their JVP rule is a Python callable the jaxpr text does not hold, so the body is differentiated:
+# the same derivative wherever the body is smooth). Custom-VJP calls too in forward mode (JAX refuses
+# that); in reverse mode their bwd function is not in the jaxpr, so they stay and raise UnsupportedPrimitive.
+INLINED_FORWARD = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
+INLINED_REVERSE = frozenset({"remat2", "checkpoint", "custom_jvp_call"})
+
+
+def flat_program(closed: ClosedJaxpr, mode: str) -> ClosedJaxpr:
+    """`closed` with the bodies AD differentiates inlined (`mode` "jvp" or "vjp")."""
     from ir.inline import CALLS, inline_calls
 
-    return inline_calls(closed, CALLS | {"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call",
-                                         "custom_vjp_call_jaxpr"})
+    return inline_calls(closed, CALLS | (INLINED_FORWARD if mode == "jvp" else INLINED_REVERSE))

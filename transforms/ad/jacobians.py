@@ -65,7 +65,7 @@ def _float_outputs(jaxpr) -> list[int]:
 def jacfwd_program(closed: ClosedJaxpr, wrt: list[int],
                    options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """Outputs: for each output, for each `wrt` input, the block d out / d in of shape out.shape + in.shape."""
-    flat = flat_program(closed)
+    flat = flat_program(closed, "jvp")
     jaxpr = flat.jaxpr
     outs = _float_outputs(jaxpr)
 
@@ -96,7 +96,7 @@ def jacfwd_program(closed: ClosedJaxpr, wrt: list[int],
 def jacrev_program(closed: ClosedJaxpr, wrt: list[int],
                    options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """The same blocks as `jacfwd_program`, by one reverse pass per output element."""
-    flat = flat_program(closed)
+    flat = flat_program(closed, "vjp")
     jaxpr = flat.jaxpr
     outs = _float_outputs(jaxpr)
     for i in wrt:

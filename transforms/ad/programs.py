@@ -84,7 +84,7 @@ def _new_input(enc, loader: Loader, aval: ShapedArray):
 def jvp_program(closed: ClosedJaxpr, wrt: list[int] | None = None,
                 options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """`wrt`: the inputs that get a tangent input (default: every float input)."""
-    flat = flat_program(closed)
+    flat = flat_program(closed, "jvp")
     chosen = range(len(flat.jaxpr.invars)) if wrt is None else wrt
     invars = [flat.jaxpr.invars[i] for i in chosen]
 
@@ -109,7 +109,7 @@ def vjp_program(closed: ClosedJaxpr, wrt: list[int], seed: str = "inputs", keep_
                 options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """`seed`: "inputs" (a cotangent input per float output in `cotangent_outputs`, default all) or
     "ones" (grad: the one scalar output in `cotangent_outputs` gets cotangent 1)."""
-    flat = flat_program(closed)
+    flat = flat_program(closed, "vjp")
     jaxpr = flat.jaxpr
     for i in wrt:
         aval = jaxpr.invars[i].aval
