@@ -146,7 +146,7 @@ class ADBook:
     def rules(self) -> list[Rule]:
         return [e.rule for e in self.entries]
 
-    # Keywords of the per-operand entries: `when(*operands)` returns extra facts for the rule's query (a
+    # Keywords of the per-operand entries: `when(*operands, ans)` returns extra facts for the rule's query (a
     # dispatch on dtypes, say); `arities` makes one rule per operand count for variadic primitives
     # (f then takes the operands as *args); `variant` names one of several rules for the same slot.
 
@@ -209,7 +209,7 @@ class ADBook:
 
         def build(seeds, xs, outs, vals):
             if when is not None:
-                _conditions.extend(when(*xs))
+                _conditions.extend(when(*xs, outs[0]))
             return f(seeds[0], *xs, outs[0], *vals)
 
         for n in counts:

@@ -71,7 +71,7 @@ A.linear("rem", 1, lambda g, x, y, ans: T.mul(T.neg(g), T.mul(T.sign(T.div(x, y)
 # pow's base: JAX's form depends on whether the exponent is an integer array (told apart here by
 # dtype: a float or complex exponent has the base's dtype, an integer one does not).
 A.linear("pow", 0, lambda g, x, y, ans: T.mul(g, T.mul(y, T.pow(x, T.sub(y, _lit(1.0, y))))),
-         variant="inexact", when=lambda x, y: [eq(dtype_of(y)).to(dtype_of(x))],
+         variant="inexact", when=lambda x, y, ans: [eq(dtype_of(y)).to(dtype_of(x))],
          math="d x^y = y x^(y-1) dx (float exponent)")
 
 
@@ -83,7 +83,7 @@ def _pow_int_exponent(g, x, y, ans):
     return T.mul(g, _select(T.eq(yf, zero), jac, zeros_like(ans)))
 
 
-A.linear("pow", 0, _pow_int_exponent, variant="integer", when=lambda x, y: [ne(dtype_of(y)).to(dtype_of(x))],
+A.linear("pow", 0, _pow_int_exponent, variant="integer", when=lambda x, y, ans: [ne(dtype_of(y)).to(dtype_of(x))],
          math="d x^n = (n == 0 ? 0 : n x^(n-1)) dx (integer exponent)")
 A.linear("pow", 1, lambda g, x, y, ans: T.mul(g, T.mul(T.log(_replace_zero(x)), ans)),
          math="d x^y = log(x) x^y dy (log 1 where x = 0)")

@@ -1,0 +1,231 @@
+"""AD rules of unary elementwise primitives and dtype conversions (transforms/ad/rules/unary.py):
+finite differences and the transpose identity per primitive, and the `unary` and `dtype` oracle
+families (every case once per run: the JVP check on half of them, the VJP check on the other half;
+`eqjax conformance --check jvp,vjp --family unary,dtype` runs both checks on every case)."""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ir.lax as lax
+from eval.oracle import load_fixtures
+from ir import make_jaxpr
+from ir.text import print_jaxpr
+from ir.tracing import bind
+from tests.oracle_paths import ORACLE
+from tests.transforms import ad_helpers
+from tests.transforms.ad_helpers import (
+    Dom,
+    Spec,
+    assert_oracle,
+    check_fd,
+    check_spec,
+    check_transpose,
+    jvp_eval,
+    program_of,
+    vjp_eval,
+)
+from tests.transforms.test_ad_coverage import NOT_DIFFERENTIABLE_IN_JAX
+from transforms.ad.build import differentiable
+from transforms.ad.programs import Options
+from transforms.ad.rule import JVP, VJP, ZERO_DERIVATIVE
+from transforms.ad.rules import unary
+
+SEED = st.integers(0, 2**31 - 1)
+M34 = (3, 4)
+# Each row's derivative programs are built once (see `rule_programs_built_once`), so an example costs only
+# evaluations; a fifth of the profile's budget (20 in `ci`) keeps the module near a minute on 2 cores.
+EXAMPLES = max(1, settings.default.max_examples // 5)
+
+
+@dataclass(frozen=True)
+class CDom(Dom):
+    """A complex domain: real and imaginary parts each uniform in [low, high)."""
+
+    dtype: str = "complex128"
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        parts = rng.uniform(self.low, self.high, size=(2, *self.shape))
+        return (parts[0] + 1j * parts[1]).astype(self.dtype)
+
+
+def _unary(name: str, low: float = -2.0, high: float = 2.0, dom=Dom, **kw) -> Spec:
+    return Spec(f"{name}-{'c128' if dom is CDom else 'f64'}", lambda x: bind(name, x), [dom(M34, low, high)], **kw)
+
+
+HOLOMORPHIC = ("neg", "sin", "cos", "tan", "sinh", "cosh", "tanh", "atan", "asinh", "exp", "exp2", "expm1",
+               "logistic", "square", "asin", "acos", "atanh", "acosh", "log", "log1p", "sqrt", "rsqrt")
+AWAY_FROM_ZERO = (-1.7, -1.1, -0.6, 0.3, 0.8, 1.4)  # the derivative jumps at 0
+
+SPECS = [
+    *(_unary(name) for name in ("neg", "sin", "cos", "atan", "sinh", "cosh", "tanh", "asinh", "exp", "exp2",
+                                "expm1", "logistic", "square", "erf", "erfc", "bessel_i1e")),
+    _unary("tan", -1.2, 1.2),
+    *(_unary(name, -0.9, 0.9) for name in ("asin", "acos", "atanh", "erf_inv")),
+    _unary("acosh", 1.1, 3.0),
+    _unary("log1p", -0.9, 2.0),
+    *(_unary(name, 0.1, 3.0) for name in ("log", "sqrt", "rsqrt", "cbrt", "bessel_i0e")),
+    *(_unary(name, 0.2, 4.0) for name in ("lgamma", "digamma")),
+    Spec("cbrt-negative", lambda x: lax.cbrt(x), [Dom(M34, -3.0, -0.1)]),
+    Spec("abs-f64", lambda x: lax.abs(x), [Dom(M34, values=AWAY_FROM_ZERO)]),
+    # zero derivative: finite differences are 0 away from the jumps (drawn from a grid between them)
+    *(Spec(f"{name}-f64", lambda x, name=name: bind(name, x), [Dom(M34, values=(-1.7, -0.6, 0.3, 1.4))])
+      for name in ("sign", "floor", "ceil", "is_finite")),
+    *(Spec(f"round-{m}", lambda x, m=m: lax.round(x, m), [Dom(M34, values=(-1.7, -0.6, 0.3, 1.4))]) for m in (0, 1)),
+    *(Spec(f"integer_pow-{y}", lambda x, y=y: lax.integer_pow(x, y), [Dom(M34, 0.5, 2.0)])
+      for y in (-2, -1, 0, 1, 2, 3)),
+    Spec("integer_pow-3-c128", lambda x: lax.integer_pow(x, 3), [CDom(M34, -1.0, 1.0)]),
+    # complex operands: the holomorphic ops in one program (their forms are the real ones, shared with
+    # the rows above), then the parts, the modulus and conjugation, whose transposes are JAX's
+    Spec("holomorphic-c128", lambda x: tuple(bind(name, x) for name in HOLOMORPHIC), [CDom(M34, 0.2, 0.8)]),
+    *(_unary(name, -1.0, 1.0, CDom) for name in ("real", "imag", "conj", "abs")),
+    Spec("conj-f64", lambda x: lax.conj(x), [Dom(M34)]),
+    # dtype family: conversions between float widths and to/from complex; reduce_precision to f64's
+    # own format is the identity (to a narrower one it is a staircase, which finite differences cannot see)
+    Spec("convert-f64-f32", lambda x: lax.convert_element_type(x, "float32"), [Dom(M34)], rtol=1e-4, eps=1e-2),
+    Spec("convert-f32-f64", lambda x: lax.convert_element_type(x, "float64"), [Dom(M34, dtype="float32")],
+         rtol=1e-4, eps=1e-2),
+    Spec("convert-f64-c128", lambda x: lax.convert_element_type(x, "complex128"), [Dom(M34)]),
+    Spec("convert-c128-f64", lambda x: lax.convert_element_type(x, "float64"), [CDom(M34)]),
+    Spec("convert-c128-c64", lambda x: lax.convert_element_type(x, "complex64"), [CDom(M34)], rtol=1e-4, eps=1e-2),
+    Spec("convert-i32-f64", lambda x: lax.convert_element_type(x, "float64"),
+         [Dom(M34, dtype="int32", values=(-3, 0, 5))]),
+    Spec("convert-f64-i32", lambda x: lax.convert_element_type(x, "int32"), [Dom(M34)]),
+    Spec("convert-weak", lambda x: lax.convert_element_type(x, "float64", weak_type=True), [Dom(M34)]),
+    Spec("reduce_precision-e11m52", lambda x: lax.reduce_precision(x, 11, 52), [Dom(M34)]),
+    Spec("chain", lambda x: lax.logistic(lax.sqrt(lax.integer_pow(lax.sin(x), 2))), [Dom(M34, 0.2, 1.4)]),
+]
+
+
+_built: dict = {}
+
+
+def _once(build):
+    def cached(closed, *args, **kwargs):
+        key = (build.__name__, print_jaxpr(closed), repr(args), repr(sorted(kwargs.items())))
+        if key not in _built:
+            _built[key] = build(closed, *args, options=Options(rules="none"), **kwargs)
+        return _built[key]
+
+    return cached
+
+
+@contextmanager
+def rule_programs_built_once():
+    """The rows check the rules themselves: their derivative programs are extracted without the
+    algebraic rules (which the oracle tests run), and built once per traced program (the same for
+    every example of a row), where check_spec would build them for every drawn example."""
+    with mock.patch.object(ad_helpers, "jvp_program", _once(ad_helpers.jvp_program)), \
+            mock.patch.object(ad_helpers, "vjp_program", _once(ad_helpers.vjp_program)):
+        yield
+
+
+# JAX transposes maps that are only R-linear on complex values (parts, modulus, conjugation, complex <->
+# real conversion) for the pairing Re Σ a·b; ad_helpers.check_transpose compares the complex Σ a·b,
+# which holds for C-linear maps only.
+R_LINEAR = {"real-c128", "imag-c128", "conj-c128", "abs-c128", "conj-f64", "convert-f64-c128", "convert-c128-f64"}
+
+
+def _random_like(rng, x: np.ndarray) -> np.ndarray:
+    if np.iscomplexobj(x):
+        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
+    return rng.standard_normal(x.shape).astype(x.dtype)
+
+
+def _real_pairing(xs, ys) -> float:
+    return sum(float(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128)).real)
+               for a, b in zip(xs, ys, strict=True))
+
+
+def check_transpose_real_pairing(closed, args, seed: int, rtol: float = 1e-9) -> None:
+    """Re⟨v, J u⟩ = Re⟨Jᵀ v, u⟩ for random complex u and v."""
+    rng = np.random.default_rng(seed + 1)
+    u = [_random_like(rng, args[i]) for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    ju = jvp_eval(closed, args, u)
+    v = [_random_like(rng, x) for x in ju]
+    lhs, rhs = _real_pairing(v, ju), _real_pairing(vjp_eval(closed, args, v), u)
+    assert abs(lhs - rhs) <= rtol * max(1.0, abs(lhs)), f"Re<v, Ju> = {lhs} but Re<J^T v, u> = {rhs}"
+
+
+# Rows whose transpose identity needs another check than check_spec's: a float32 value rounds the
+# pairing at ~1e-7, and R-linear maps pair by real parts.
+TRANSPOSE_RTOL = {"convert-f64-f32": 1e-6, "convert-f32-f64": 1e-6, "convert-c128-c64": 1e-6}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+@settings(max_examples=EXAMPLES)
+@given(seed=SEED)
+def test_spec(spec, seed):
+    with rule_programs_built_once():
+        if spec.name not in R_LINEAR and spec.name not in TRANSPOSE_RTOL:
+            check_spec(spec, seed)
+            return
+        args = spec.draw(seed)
+        closed = program_of(spec, args)
+        check_fd(closed, args, seed, spec.rtol, spec.eps)
+        if spec.name in R_LINEAR:
+            check_transpose_real_pairing(closed, args, seed)
+        else:
+            check_transpose(closed, args, seed, TRANSPOSE_RTOL[spec.name])
+
+
+@pytest.mark.parametrize("fn", [lax.stop_gradient, lax.sign, lax.floor, lambda x: lax.round(x, 1)])
+def test_zero_derivative_gives_zero_tangents_and_cotangents(fn):
+    """stop_gradient is the identity on values, so finite differences do not apply: its derivative
+    is 0 by definition, as is that of the step functions (also at their jumps)."""
+    x = np.array([-1.5, -0.5, 0.0, 0.5, 2.0])
+    closed = make_jaxpr(fn)(x)
+    u = np.linspace(-1.0, 1.0, 5)
+    with rule_programs_built_once():
+        [jvp] = jvp_eval(closed, [x], [u])
+        [vjp] = vjp_eval(closed, [x], [u])
+    np.testing.assert_array_equal(jvp, np.zeros(5))
+    np.testing.assert_array_equal(vjp, np.zeros(5))
+
+
+def test_every_owned_primitive_has_a_spec_row():
+    traced = {e.primitive for spec in SPECS for e in program_of(spec, spec.draw(0)).jaxpr.eqns}
+    without_rows = {"not", "population_count", "clz", "stop_gradient"}  # integer-only; tested above
+    assert OWNED | OWNED_ZERO - without_rows <= traced, sorted(OWNED | OWNED_ZERO - without_rows - traced)
+
+
+# Primitives this module's rules cover; a skipped oracle case must name another primitive.
+OWNED = {"neg", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+         "exp", "exp2", "expm1", "log", "log1p", "logistic", "sqrt", "rsqrt", "cbrt", "square", "abs", "lgamma",
+         "digamma", "erf", "erfc", "erf_inv", "bessel_i0e", "bessel_i1e", "real", "imag", "conj", "integer_pow",
+         "convert_element_type", "reduce_precision"}
+OWNED_ZERO = {"sign", "floor", "ceil", "round", "is_finite", "stop_gradient", "not", "population_count", "clz"}
+
+
+def test_owned_primitives_have_entries():
+    assert all(p in JVP and "0" in VJP.get(p, {}) for p in OWNED), sorted(p for p in OWNED if p not in VJP)
+    assert OWNED_ZERO <= ZERO_DERIVATIVE
+    assert {e.primitive for e in unary.A.entries} == OWNED
+
+
+def _halves(family: str) -> tuple[set, set]:
+    ids = [c.id for c in load_fixtures([ORACLE], [family])]
+    return set(ids[0::2]), set(ids[1::2])
+
+
+@pytest.mark.parametrize("family", ["unary", "dtype"])
+@pytest.mark.parametrize("check", ["jvp", "vjp"])
+def test_oracle(family, check):
+    first, second = _halves(family)
+    chosen = first if check == "jvp" else second
+    outcomes = assert_oracle(family, (check,), select=lambda case: case.id in chosen)
+    assert any(o.status == "passed" for o in outcomes)
+    for o in outcomes:
+        if o.status == "skipped":
+            named = re.search(r"primitive '([\w-]+)'", o.reason or "")
+            assert named, f"{o.case}: skipped without naming a primitive: {o.reason}"
+            prim = named.group(1)
+            assert prim not in OWNED or prim in NOT_DIFFERENTIABLE_IN_JAX, f"{o.case}: {o.reason}"
