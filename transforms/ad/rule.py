@@ -183,21 +183,25 @@ class ADBook:
         fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields] if spec is not None else []
         extra = var("s", String)
 
-        def node(xs):
-            if spec is not None and arity is None:
-                return CONSTRUCTORS[prim](*xs, *fields, extra)
+        def typed(xs):
+            return CONSTRUCTORS[prim](*xs, *fields, extra)
+
+        def held(xs):
             return apply(String(prim), extra, args_list(xs))
 
+        # A typed primitive whose params do not fit its fields (np.int64 values, say) is held by `apply`.
+        forms = [(typed, ""), (held, "apply")] if spec is not None and arity is None else [(held, "")]
         for i in operands:
-            def f(g, *rest, i=i):
-                xs, ans = list(rest[:n]), rest[n]
-                _conditions.append(eq(ans).to(node(xs)))
-                return node([*xs[:i], g, *xs[i + 1:]])
+            for node, variant in forms:
+                def f(g, *rest, i=i, node=node):
+                    xs, ans = list(rest[:n]), rest[n]
+                    _conditions.append(eq(ans).to(node(xs)))
+                    return node([*xs[:i], g, *xs[i + 1:]])
 
-            names = ["g", *(f"x{j}" for j in range(n)), "ans"]
-            f.__signature__ = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
-                                                 for p in names])
-            self._per_operand("jvp", prim, i, f, math, None)
+                names = ["g", *(f"x{j}" for j in range(n)), "ans"]
+                f.__signature__ = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
+                                                     for p in names])
+                self._per_operand("jvp", prim, i, f, math, None, variant=variant)
 
     def zero_derivative(self, *prims: str) -> None:
         ZERO_DERIVATIVE.update(prims)
