@@ -27,7 +27,7 @@ KNOWN_GAPS = {
     "windowed (no JAX vjp for generic reduce_window)": {"reduce_window", "select_and_gather_add",
                                                        "select_and_scatter_add"},
     "custom_vjp (its bwd is a Python function, not in the jaxpr)": {"custom_vjp_call", "custom_vjp_call_jaxpr"},
-    "other": {"ragged_dot_general", "reduce", "scatter-sub"},
+    "other": {"ragged_dot_general", "reduce"},
 }
 
 

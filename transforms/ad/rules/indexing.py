@@ -1,0 +1,463 @@
+"""JVP and VJP rules of the indexing primitives: gather, dynamic_slice, dynamic_update_slice, the scatters,
+sort, top_k and approx_top_k (argsort and searchsorted are programs of these with integer results).
+
+Forms follow JAX (jax/_src/lax/slicing.py, lax.py, ann.py) so that special values and out-of-bounds
+indices give JAX's results:
+- gather is linear in its operand (its tangent fills with 0); its transpose is a scatter-add into zeros
+  with the mirrored dimension numbers and the same mode (`_gather_transpose_rule`).
+- dynamic_slice / dynamic_update_slice transpose into each other (`_dynamic_slice_transpose_rule`, ...).
+- scatter-add / scatter-sub: linear in operand and updates; the updates' cotangent gathers the windows back.
+- scatter: with `unique_indices` the op itself on the tangents; otherwise JAX's scheme: scatter update
+  ids, read them back, keep the operand where no update landed and each update that won, and scatter-add
+  those (`_scatter_jvp`); the VJP is that linear map's transpose (JAX linearizes, then transposes).
+- scatter-mul: linear in the operand; the updates' rule needs `unique_indices` as in JAX.
+- scatter-min / scatter-max: JAX's `_scatter_extremal_jvp` (ties share the tangent evenly), and its
+  transpose for the VJP.
+- sort sorts an iota along and gathers the tangents with it (`_sort_jvp`); top_k and approx_top_k gather
+  the tangent at the result indices (`_top_k_jvp`; JAX's approx_top_k uses take_along_axis, the same values
+  for its in-range indices); their VJPs scatter-add the cotangents back (the gathers' transposes).
+
+Primitives with variadic operands (dynamic_slice, dynamic_update_slice: one index per axis; sort) get one
+entry per operand count (`_counted`; `ADBook.jvp`/`vjp` take one count only); other counts raise
+UnsupportedPrimitive when the derivative is built. Entries that depend on a param value (scatter's
+`unique_indices`) are two rules on one slot, each requiring the value it handles (`_require`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cache
+
+from egglog import String, Vec, eq, i64, var
+
+from ir import dtypes, lax
+from ir.core import ShapedArray
+from ir.errors import UnsupportedPrimitive
+from ir.params import as_ints
+from ir.tracing import trace_flat
+from rewrites.terms import Arr, T, apply, args_list, call, get
+from transforms.ad import rule as ad_rule
+from transforms.ad.rule import ADBook, Aux, zeros_like
+
+A = ADBook("indexing")
+# Operand ranks of dynamic_slice / dynamic_update_slice and operand counts of sort with rules (one rule per
+# count and slot: each costs every derivative program some matching time, so common counts only).
+RANKS = range(1, 5)
+SORT_OPERANDS = range(1, 5)
+PROMISE = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+FILL_OR_DROP = lax.GatherScatterMode.FILL_OR_DROP
+EMPTY = Vec[i64].empty()
+
+
+# --- rule-writing helpers --------------------------------------------------------------------------
+
+
+def _counted(mode: str, prim: str, slot: str, whole: bool, n_primals: int, n_outs: int, build: Callable,
+             aux: Aux | None, math: str, suffix: str) -> None:
+    """One entry of `prim` for a given operand/result count; `build(seeds, xs, outs, vals)`."""
+    n_seeds = (n_primals if mode == "jvp" else n_outs) if whole else 1
+    A._add(mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix=suffix)
+
+
+def _require(fact) -> None:
+    """Add `fact` to the query of the rule being built (inside an entry's lambda)."""
+    ad_rule._conditions.append(fact)
+
+
+def _own(prim: str, xs: list, ans: Arr) -> String:
+    """The primal equation's own params (its `extra`), read by matching its result."""
+    s = var("own", String)
+    _require(eq(ans).to(apply(prim, s, args_list(xs))))
+    return s
+
+
+def _select(pred: Arr, on_true: Arr, on_false: Arr) -> Arr:
+    """lax.select(pred, on_true, on_false) = select_n(pred, on_false, on_true)."""
+    return apply("select_n", "", args_list([pred, on_false, on_true]))
+
+
+def _full(value: float, dt, shape) -> Arr:
+    return T.broadcast_in_dim(Arr.scalar(value, dt), shape, EMPTY)
+
+
+def _checked(prim: str, counts: range, count: Callable[[list, list], int]) -> Callable:
+    def check(ins, outs) -> None:
+        if count(ins, outs) not in counts:
+            raise UnsupportedPrimitive(prim, f"AD rule for {count(ins, outs)} operands/axes "
+                                             f"(rules cover {counts.start}..{counts.stop - 1})",
+                                       "transforms/ad/rules/indexing.py")
+    return check
+
+
+# --- params of the nodes the rules build ------------------------------------------------------------
+
+
+def _fill_zero(mode) -> int | None:
+    """JAX's `gather(..., fill_value=0)`: the fill value is kept in FILL_OR_DROP mode only."""
+    return 0 if mode == FILL_OR_DROP else None
+
+
+def _gather_params(dn, slice_sizes, mode=PROMISE, fill_value=None, unique=False, is_sorted=False) -> dict:
+    """`lax.gather`'s params (its defaults: mode PROMISE_IN_BOUNDS, not unique, not sorted)."""
+    return {"dimension_numbers": dn, "fill_value": fill_value, "indices_are_sorted": bool(is_sorted),
+            "mode": mode, "slice_sizes": tuple(int(s) for s in slice_sizes), "unique_indices": bool(unique)}
+
+
+@cache
+def _add_jaxpr(dt):
+    return trace_flat(lax.add, [ShapedArray((), dt)] * 2)[0]
+
+
+def _scatter_add_params(dn, dt, mode=FILL_OR_DROP, unique=False, is_sorted=False) -> dict:
+    """`lax.scatter_add`'s params (its defaults: mode FILL_OR_DROP, not unique, not sorted)."""
+    return {"dimension_numbers": dn, "indices_are_sorted": bool(is_sorted), "mode": mode,
+            "unique_indices": bool(unique), "update_consts": (), "update_jaxpr": _add_jaxpr(dt)}
+
+
+def _scatter_dn(dn):
+    """The scatter that writes back what a gather with `dn` reads (`_gather_transpose_rule`)."""
+    return lax.ScatterDimensionNumbers(
+        update_window_dims=as_ints(dn.offset_dims), inserted_window_dims=as_ints(dn.collapsed_slice_dims),
+        scatter_dims_to_operand_dims=as_ints(dn.start_index_map),
+        operand_batching_dims=as_ints(dn.get("operand_batching_dims", ())),
+        scatter_indices_batching_dims=as_ints(dn.get("start_indices_batching_dims", ())))
+
+
+def _gather_dn(dn):
+    """The gather that reads back what a scatter with `dn` writes (the scatter transposes)."""
+    return lax.GatherDimensionNumbers(
+        offset_dims=as_ints(dn.update_window_dims), collapsed_slice_dims=as_ints(dn.inserted_window_dims),
+        start_index_map=as_ints(dn.scatter_dims_to_operand_dims),
+        operand_batching_dims=as_ints(dn.get("operand_batching_dims", ())),
+        start_indices_batching_dims=as_ints(dn.get("scatter_indices_batching_dims", ())))
+
+
+def _window_sizes(dn, rank: int, updates_shape) -> tuple[int, ...]:
+    """The slice sizes of that gather: 1 on inserted and batching axes, else the update window's size."""
+    window = iter(as_ints(dn.update_window_dims))
+    dropped = set(as_ints(dn.inserted_window_dims)) | set(as_ints(dn.get("operand_batching_dims", ())))
+    return tuple(1 if i in dropped else updates_shape[next(window)] for i in range(rank))
+
+
+def _read_updates(p, ins, fill=True) -> dict:
+    """The gather reading each update window of a scatter back: `fill=True` for the scatter transposes
+    (mode kept, fill 0), False for the reads in JAX's JVPs (gather's defaults)."""
+    dn = p["dimension_numbers"]
+    sizes = _window_sizes(dn, ins[0].ndim, ins[2].shape)
+    if fill:
+        return _gather_params(_gather_dn(dn), sizes, p["mode"], _fill_zero(p["mode"]))
+    return _gather_params(_gather_dn(dn), sizes)
+
+
+# --- gather -----------------------------------------------------------------------------------------
+
+
+def _gather_transpose(p, ins, outs):
+    return (_scatter_add_params(_scatter_dn(p["dimension_numbers"]), ins[0].dtype, p["mode"],
+                                p["unique_indices"], p["indices_are_sorted"]),)
+
+
+A.jvp("gather", 0, lambda g, x, idx, ans, params: apply("gather", params, args_list([g, idx])),
+      aux=Aux("extra:gather", lambda p, ins, outs: ({**p, "fill_value": _fill_zero(p["mode"])},)),
+      math="d gather(x, i) = gather(dx, i) (linear; out-of-bounds slices fill with 0)")
+A.vjp("gather", 0, lambda ct, x, idx, ans, params: apply("scatter-add", params, args_list([zeros_like(x), idx, ct])),
+      aux=Aux("extra:scatter-add", _gather_transpose),
+      math="gather(x, i)^T ct = scatter_add(zeros, i, ct) (mirrored dimension numbers, same mode)")
+
+
+# --- dynamic_slice, dynamic_update_slice ------------------------------------------------------------
+
+_rank_of_operand = _checked("dynamic_slice", RANKS, lambda ins, outs: ins[0].ndim)
+_rank_of_result = _checked("dynamic_update_slice", RANKS, lambda ins, outs: outs[0].ndim)
+
+
+def _own_params(check: Callable) -> Callable:
+    def fn(p, ins, outs):
+        check(ins, outs)
+        return (dict(p),)
+    return fn
+
+
+def _update_sizes(p, ins, outs):
+    _rank_of_result(ins, outs)
+    return ({"slice_sizes": tuple(ins[1].shape)},)
+
+
+def _just_check(check: Callable) -> Aux:
+    return Aux("", lambda p, ins, outs: check(ins, outs) or ())
+
+
+for _r in RANKS:
+    _counted("jvp", "dynamic_slice", "0", False, 1 + _r, 1,
+             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals[0], args_list([seeds[0], *xs[1:]])),
+             Aux("extra:dynamic_slice", _own_params(_rank_of_operand)),
+             "d dynamic_slice(x, i..) = dynamic_slice(dx, i..) (linear)", f"-{_r}")
+    _counted("vjp", "dynamic_slice", "0", False, 1 + _r, 1,
+             lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "",
+                                                 args_list([zeros_like(xs[0]), seeds[0], *xs[1:]])),
+             _just_check(_rank_of_operand),
+             "dynamic_slice(x, i..)^T ct = dynamic_update_slice(zeros, ct, i..)", f"-{_r}")
+    _counted("jvp", "dynamic_update_slice", "out0", True, 2 + _r, 1,
+             lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "", args_list([*seeds[:2], *xs[2:]])),
+             _just_check(_rank_of_result),
+             "d dynamic_update_slice(x, u, i..) = dynamic_update_slice(dx, du, i..) (linear in x and u)", f"-{_r}")
+    _counted("vjp", "dynamic_update_slice", "0", False, 2 + _r, 1,
+             lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "",
+                                                 args_list([seeds[0], zeros_like(xs[1]), *xs[2:]])),
+             _just_check(_rank_of_result),
+             "dynamic_update_slice(x, u, i..)^T ct for x = dynamic_update_slice(ct, zeros like u, i..)", f"-{_r}")
+    _counted("vjp", "dynamic_update_slice", "1", False, 2 + _r, 1,
+             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals[0], args_list([seeds[0], *xs[2:]])),
+             Aux("extra:dynamic_slice", _update_sizes),
+             "dynamic_update_slice(x, u, i..)^T ct for u = dynamic_slice(ct, i.., u.shape)", f"-{_r}")
+
+
+# --- scatter-add, scatter-sub -----------------------------------------------------------------------
+
+for _prim in ("scatter-add", "scatter-sub"):
+    A.jvp_whole(_prim, lambda ts, xs, outs, prim=_prim: [apply(prim, _own(prim, xs, outs[0]),
+                                                               args_list([ts[0], xs[1], ts[2]]))],
+                arity=3, math=f"d {_prim}(x, i, u) = {_prim}(dx, i, du) (linear in x and u)")
+    A.vjp(_prim, 0, lambda ct, x, idx, u, ans: ct, math=f"{_prim}(x, i, u)^T ct for x = ct")
+A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, read: apply("gather", read, args_list([ct, idx])),
+      aux=Aux("extra:gather", lambda p, ins, outs: (_read_updates(p, ins),)),
+      math="scatter_add(x, i, u)^T ct for u = gather(ct, i) (the windows read back, fill 0)")
+A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, read: T.neg(apply("gather", read, args_list([ct, idx]))),
+      aux=Aux("extra:gather", lambda p, ins, outs: (_read_updates(p, ins),)),
+      math="scatter_sub(x, i, u)^T ct for u = -gather(ct, i) (the windows read back, fill 0)")
+
+
+# --- scatter ------------------------------------------------------------------------------------------
+
+
+def _scatter_values(p, ins, outs):
+    """For both of scatter's forms: whether indices are unique, then what JAX's id scheme needs: the ids'
+    iota, their shape (update windows collapsed to 1), the updates' and operand's shapes, the id dtype,
+    the gather reading ids back, the scatter-add of the kept tangents, the transpose's gather."""
+    if p.get("update_jaxpr") is not None:
+        raise UnsupportedPrimitive("scatter", "JVP/VJP with an update_jaxpr (JAX has none: scatter_apply)",
+                                   "transforms/ad/rules/indexing.py")
+    x, _, u = ins
+    window = set(as_ints(p["dimension_numbers"].update_window_dims))
+    ids_shape = tuple(1 if d in window else n for d, n in enumerate(u.shape))
+    count = math.prod(ids_shape)
+    id_dtype = dtypes.uint64 if count > 2 ** 32 - 1 else dtypes.uint32  # int_dtype_for_dim(signed=False)
+    iota = {"dimension": 0, "dtype": id_dtype, "shape": (count,), "sharding": None}
+    kept = _scatter_add_params(p["dimension_numbers"], x.dtype, p["mode"], p["unique_indices"],
+                               p["indices_are_sorted"])
+    return (int(bool(p["unique_indices"])), iota, ids_shape, u.shape, x.shape, id_dtype.name,
+            _read_updates(p, ins, fill=False), kept, _read_updates(p, ins))
+
+
+_SCATTER = Aux("int extra:iota ints ints ints str extra:gather extra:scatter-add extra:gather", _scatter_values)
+
+
+def _unique(flag, value: int) -> None:
+    _require(eq(flag).to(i64(value)))
+
+
+def _id_masks(x, idx, u, ans, iota, ids_shape, upd_shape, op_shape, id_dtype, read_ids):
+    """JAX's `_scatter_jvp` steps a)-c): (operand positions no update landed on, updates that won)."""
+    ids = T.add(T.reshape(T.iota(extra=iota), ids_shape), _full(1.0, id_dtype, upd_shape))
+    no_ids = _full(0.0, id_dtype, op_shape)
+    scattered = apply("scatter", _own("scatter", [x, idx, u], ans), args_list([no_ids, idx, ids]))
+    return T.eq(scattered, no_ids), T.eq(ids, apply("gather", read_ids, args_list([scattered, idx])))
+
+
+def _scatter_jvp(unique: bool):
+    def build(ts, xs, outs, vals):
+        [x, idx, u], [ans] = xs, outs
+        _unique(vals[0], int(unique))
+        if unique:
+            return apply("scatter", _own("scatter", xs, ans), args_list([ts[0], idx, ts[2]]))
+        kept, won = _id_masks(x, idx, u, ans, *vals[1:7])
+        return apply("scatter-add", vals[7], args_list([_select(kept, ts[0], zeros_like(x)), idx,
+                                                        _select(won, ts[2], zeros_like(u))]))
+    return build
+
+
+def _scatter_vjp(i: int, unique: bool):
+    def build(seeds, xs, outs, vals):
+        [ct], [x, idx, u], [ans] = seeds, xs, outs
+        _unique(vals[0], int(unique))
+        if unique and i == 0:  # JAX's `_scatter_transpose_rule`
+            return apply("scatter", _own("scatter", xs, ans), args_list([ct, idx, zeros_like(u)]))
+        read_ct = apply("gather", vals[8], args_list([ct, idx]))
+        if unique:
+            return read_ct
+        kept, won = _id_masks(x, idx, u, ans, *vals[1:7])
+        return _select(kept, ct, zeros_like(x)) if i == 0 else _select(won, read_ct, zeros_like(u))
+    return build
+
+
+_counted("jvp", "scatter", "out0", True, 3, 1, _scatter_jvp(True), _SCATTER,
+         "d scatter(x, i, u) = scatter(dx, i, du) (unique indices)", "-unique")
+_counted("jvp", "scatter", "out0", True, 3, 1, _scatter_jvp(False), _SCATTER,
+         "d scatter(x, i, u) = scatter_add(dx where no update landed, i, du where the update won)", "-ids")
+for _i, _name in ((0, "x"), (2, "u")):
+    _counted("vjp", "scatter", str(_i), False, 3, 1, _scatter_vjp(_i, True), _SCATTER,
+             f"scatter(x, i, u)^T ct for {_name}: " + ("scatter(ct, i, 0)" if _i == 0 else "gather(ct, i)")
+             + " (unique indices)", "-unique")
+    _counted("vjp", "scatter", str(_i), False, 3, 1, _scatter_vjp(_i, False), _SCATTER,
+             f"scatter(x, i, u)^T ct for {_name}: ct masked to " +
+             ("positions no update landed on" if _i == 0 else "the windows of updates that won"), "-ids")
+
+
+# --- scatter-mul ----------------------------------------------------------------------------------------
+
+
+def _scatter_mul_updates(p, ins, outs):
+    """The scatter-add placing the updates' tangents, and the gather reading cotangents back."""
+    if not p["unique_indices"]:
+        raise UnsupportedPrimitive("scatter-mul", "derivative for the updates without unique_indices=True "
+                                   "(JAX has none)", "transforms/ad/rules/indexing.py")
+    return (_scatter_add_params(p["dimension_numbers"], ins[0].dtype, p["mode"], p["unique_indices"],
+                                p["indices_are_sorted"]), _read_updates(p, ins))
+
+
+_MUL_UPDATES = Aux("extra:scatter-add extra:gather", _scatter_mul_updates)
+A.jvp("scatter-mul", 0, lambda g, x, idx, u, ans: apply("scatter-mul", _own("scatter-mul", [x, idx, u], ans),
+                                                        args_list([g, idx, u])),
+      math="d scatter_mul(x, i, u) for x = scatter_mul(dx, i, u) (linear in x)")
+A.jvp("scatter-mul", 2, lambda g, x, idx, u, ans, place, read:
+      T.mul(x, apply("scatter-add", place, args_list([zeros_like(x), idx, g]))), aux=_MUL_UPDATES,
+      math="d scatter_mul(x, i, u) for u = x * scatter_add(zeros, i, du) (unique indices)")
+A.vjp("scatter-mul", 0, lambda ct, x, idx, u, ans: apply("scatter-mul", _own("scatter-mul", [x, idx, u], ans),
+                                                         args_list([ct, idx, u])),
+      math="scatter_mul(x, i, u)^T ct for x = scatter_mul(ct, i, u)")
+A.vjp("scatter-mul", 2, lambda ct, x, idx, u, ans, place, read:
+      apply("gather", read, args_list([T.mul(x, ct), idx])), aux=_MUL_UPDATES,
+      math="scatter_mul(x, i, u)^T ct for u = gather(x * ct, i) (unique indices)")
+
+
+# --- scatter-min, scatter-max ---------------------------------------------------------------------------
+
+
+def _extremal_values(p, ins, outs):
+    """JAX's `_scatter_extremal_jvp`: the gather reading windows (its defaults), the counting scatter-add
+    (scatter_add's defaults), the tangent's scatter-add (the op's mode), the updates' shape and dtype;
+    for the transpose: the cotangent's gather (mode kept, fill 0) and the reading gather's transpose."""
+    dn, x = p["dimension_numbers"], ins[0]
+    return (_read_updates(p, ins, fill=False), _scatter_add_params(dn, x.dtype),
+            _scatter_add_params(dn, x.dtype, p["mode"], p["unique_indices"], p["indices_are_sorted"]),
+            ins[2].shape, x.dtype.name, _read_updates(p, ins), _scatter_add_params(dn, x.dtype, PROMISE))
+
+
+_EXTREMAL = Aux("extra:gather extra:scatter-add extra:scatter-add ints str extra:gather extra:scatter-add",
+                _extremal_values)
+
+
+def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[Arr, Arr]:
+    """The weights of the operand's and the updates' tangents in each window (JAX's operand_coef and
+    updates_coef): an update that lands gets 1/n of the n equal candidates, the operand keeps its share."""
+    def gather(a):
+        return apply("gather", read, args_list([a, idx]))
+
+    ones, zeros_u, zeros_x, one = _full(1.0, dt, upd_shape), zeros_like(u), zeros_like(x), Arr.scalar(1.0, dt)
+    target = gather(ans)
+    landed, retained = T.eq(u, target), T.eq(gather(x), target)
+    num_updates = gather(apply("scatter-add", count, args_list([zeros_x, idx, _select(landed, ones, zeros_u)])))
+    num_refs = gather(apply("scatter-add", count, args_list([zeros_x, idx, ones])))
+    shared = T.div(one, T.add(num_updates, one))
+    updates_coef = _select(landed, _select(retained, shared, T.div(one, num_updates)), zeros_u)
+    operand_coef = T.div(T.add(Arr.scalar(-1.0, dt), _select(retained, shared, zeros_u)), num_refs)
+    return operand_coef, updates_coef
+
+
+def _extremal_jvp(ts, xs, outs, read, count, tangent, upd_shape, dt, read_ct, back):
+    [x, idx, u], [ans] = xs, outs
+    operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
+    target_tangents = apply("gather", read, args_list([ts[0], idx]))
+    tangent_updates = T.add(T.mul(target_tangents, operand_coef), T.mul(ts[2], updates_coef))
+    return [apply("scatter-add", tangent, args_list([ts[0], idx, tangent_updates]))]
+
+
+def _extremal_vjp(i: int):
+    def build(ct, x, idx, u, ans, read, count, tangent, upd_shape, dt, read_ct, back):
+        operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
+        windows = apply("gather", read_ct, args_list([ct, idx]))
+        if i == 2:
+            return T.mul(windows, updates_coef)
+        return T.add(ct, apply("scatter-add", back, args_list([zeros_like(x), idx, T.mul(windows, operand_coef)])))
+    return build
+
+
+for _prim in ("scatter-min", "scatter-max"):
+    A.jvp_whole(_prim, _extremal_jvp, arity=3, aux=_EXTREMAL,
+                math=f"d {_prim}(x, i, u) = scatter_add(dx, i, gather(dx) * operand_coef + du * updates_coef)")
+    A.vjp(_prim, 0, _extremal_vjp(0), aux=_EXTREMAL,
+          math=f"{_prim}(x, i, u)^T ct for x = ct + scatter_add(zeros, i, gather(ct) * operand_coef)")
+    A.vjp(_prim, 2, _extremal_vjp(2), aux=_EXTREMAL,
+          math=f"{_prim}(x, i, u)^T ct for u = gather(ct) * updates_coef")
+
+
+# --- sort, top_k, approx_top_k ------------------------------------------------------------------------
+
+
+def _along_axis(shape, axis: int, dt) -> tuple:
+    """The gather picking, along `axis`, the element each index names (`_sort_jvp`, `_top_k_jvp`), with
+    the indices' shape once a trailing index axis is added, and the scatter-add that is its transpose."""
+    rank = len(shape)
+    batch = tuple(d for d in range(rank) if d != axis)
+    dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+                                    operand_batching_dims=batch, start_indices_batching_dims=batch)
+    return (_gather_params(dn, (1,) * rank), tuple(shape) + (1,),
+            _scatter_add_params(_scatter_dn(dn), dt, PROMISE))
+
+
+_sort_count = _checked("sort", SORT_OPERANDS, lambda ins, outs: len(ins))
+
+
+def _sort_values(i: int | None):
+    """The iota sorted along (JAX's unsigned index dtype); the gather by the sorted iota for the JVP
+    (`i` None) or, for operand i's VJP, its transpose; the indices' shape with a trailing axis; its axes."""
+    def fn(p, ins, outs):
+        _sort_count(ins, outs)
+        shape, axis = ins[0].shape, int(p["dimension"])
+        index_dtype = dtypes.uint64 if max(shape, default=0) > 2 ** 32 - 1 else dtypes.uint32
+        iota = {"dimension": axis, "dtype": index_dtype, "shape": tuple(shape), "sharding": None}
+        read, idx_shape, back = _along_axis(shape, axis, ins[i or 0].dtype)
+        return iota, read if i is None else back, idx_shape, tuple(range(len(shape)))
+    return fn
+
+
+def _sort_indices(xs, outs, iota, idx_shape, dims) -> Arr:
+    """JAX's `_sort_jvp`: sort an iota along with the operands; its result with a trailing index axis."""
+    s = var("own", String)
+    _require(eq(outs[0]).to(get(call("sort", s, args_list(xs)), 0)))
+    perm = get(call("sort", s, args_list([*xs, T.iota(extra=iota)])), len(xs))
+    return T.broadcast_in_dim(perm, idx_shape, dims)
+
+
+for _n in SORT_OPERANDS:
+    for _j in range(_n):
+        _counted("jvp", "sort", f"out{_j}", True, _n, _n,
+                 lambda ts, xs, outs, vals, j=_j: apply("gather", vals[1], args_list(
+                     [ts[j], _sort_indices(xs, outs, vals[0], *vals[2:])])),
+                 Aux("extra:iota extra:gather ints ints", _sort_values(None)),
+                 "d sort(xs)_j = gather(dx_j, the permutation sorting an iota along)", f"-{_n}")
+        _counted("vjp", "sort", str(_j), True, _n, _n,
+                 lambda cts, xs, outs, vals, j=_j: apply("scatter-add", vals[1], args_list(
+                     [zeros_like(xs[j]), _sort_indices(xs, outs, vals[0], *vals[2:]), cts[j]])),
+                 Aux("extra:iota extra:scatter-add ints ints", _sort_values(_j)),
+                 "sort(xs)^T cts for x_j = scatter_add(zeros, the permutation, ct_j)", f"-{_n}")
+
+
+def _top_values(axis_param: str, default: int):
+    def fn(p, ins, outs):
+        rank = ins[0].ndim
+        axis = int(p.get(axis_param, default))
+        return _along_axis(outs[1].shape, axis + rank if axis < 0 else axis, ins[0].dtype)
+    return fn
+
+
+for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
+    _aux = Aux("extra:gather ints extra:scatter-add", _top_values(_axis, -1))
+    _counted("jvp", _prim, "out0", True, 1, 2,
+             lambda ts, xs, outs, vals: apply("gather", vals[0], args_list([ts[0], T.reshape(outs[1], vals[1])])),
+             _aux, f"d {_prim}(x)_values = gather(dx, the result indices) along the axis", "")
+    _counted("vjp", _prim, "0", True, 1, 2,
+             lambda cts, xs, outs, vals: apply("scatter-add", vals[2], args_list(
+                 [zeros_like(xs[0]), T.reshape(outs[1], vals[1]), cts[0]])),
+             _aux, f"{_prim}(x)^T (ct_values, _) = scatter_add(zeros, the result indices, ct_values)", "")
