@@ -43,9 +43,10 @@ def test_value_and_grad_argnums_and_pytrees():
     params = {"w": np.array([0.5, -1.0, 2.0]), "b": np.array(1.5)}
     x = np.array([1.0, 2.0, 3.0])
     value, g = value_and_grad(loss)(params, x)
-    assert value == pytest.approx(np.sum(np.sin(params["w"] * x)) + 2.25)
+    # the scalar b is broadcast over the 3 elements: 3 b^2, derivative 6 b
+    assert value == pytest.approx(np.sum(np.sin(params["w"] * x)) + 3 * 2.25)
     np.testing.assert_allclose(g["w"], np.cos(params["w"] * x) * x, rtol=1e-14)
-    np.testing.assert_allclose(g["b"], 2 * params["b"], rtol=1e-14)
+    np.testing.assert_allclose(g["b"], 6 * params["b"], rtol=1e-14)
     gw, gx = grad(loss, argnums=(0, 1))(params, x)
     np.testing.assert_allclose(gx, np.cos(params["w"] * x) * params["w"], rtol=1e-14)
     np.testing.assert_allclose(gw["w"], g["w"])

@@ -132,6 +132,14 @@ def zeros_like(x: Arr) -> Arr:
     return zero(shape(x), dtype(x))
 
 
+def require(fact) -> None:
+    """Adds `fact` to the query of the rule being built (inside a rule's lambda): the rule fires only
+    where it holds (`require(eq(ans).to(T.reduce_sum(x, axes, s)))` binds the primal node's params)."""
+    if _conditions is None:
+        raise RuntimeError("require() is for use inside an AD rule's lambda")
+    _conditions.append(fact)
+
+
 # --- the book ---------------------------------------------------------------------------------------
 
 
@@ -164,13 +172,13 @@ class ADBook:
                   aux: Aux | None = None, arities: Sequence[int] = ()) -> None:
         for n in arities or (arity,):
             for j in range(results):
-                self._add("jvp", prim, f"out{j}", True, aux, math, n, results, n,
+                self.add("jvp", prim, f"out{j}", True, aux, math, n, results, n,
                           lambda seeds, xs, outs, vals, j=j: f(seeds, xs, outs, *vals)[j],
                           suffix=f"-{n}" if arities else "")
 
     def vjp_whole(self, prim: str, i: int, f: Callable, *, arity: int, results: int, math: str,
                   aux: Aux | None = None) -> None:
-        self._add("vjp", prim, str(i), True, aux, math, arity, results, results,
+        self.add("vjp", prim, str(i), True, aux, math, arity, results, results,
                   lambda seeds, xs, outs, vals: f(seeds, xs, outs, *vals))
 
     def jvp_linear(self, prim: str, operands: Sequence[int], *, arity: int | None = None, math: str) -> None:
@@ -218,9 +226,12 @@ class ADBook:
 
         for n in counts:
             suffix = "".join(f"-{part}" for part in (variant, str(n) if arities else "") if part)
-            self._add(mode, prim, str(i), False, aux, math, n, 1, 1, build, suffix=suffix)
+            self.add(mode, prim, str(i), False, aux, math, n, 1, 1, build, suffix=suffix)
 
-    def _add(self, mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
+    def add(self, mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
+        """The general entry the others are made of: a rule rewriting `<mode>_of("prim:slot", key,
+        primals, outs, seeds)` with `n_primals`, `n_outs`, `n_seeds` pattern variables into
+        `build(seeds, xs, outs, aux_values)`; `suffix` tells apart several rules of one slot."""
         global _conditions
         k = var("key", String)
         xs = [var(f"x{j}", Arr) for j in range(n_primals)]

@@ -26,19 +26,12 @@ from ir.params import Record, as_ints
 from ir.primitives import abstract_eval
 from rewrites.analyses.shapes import dimension_numbers
 from rewrites.terms import T, apply, args_list
-from transforms.ad import rule as ad_rule
-from transforms.ad.rule import ADBook, Aux, dtype, zeros_like
+from transforms.ad.rule import ADBook, Aux, dtype, require, zeros_like
 
 A = ADBook("dot_conv")
 
 
 # --- guarded cases ------------------------------------------------------------------------------------
-
-
-def _require(fact) -> None:
-    """Adds `fact` to the query of the entry being built, as `shape()`/`dtype()` do (rule.py has no
-    public hook for a plain condition)."""
-    ad_rule._conditions.append(fact)
 
 
 def _cases(prim: str, i: int, arity: int, cases: dict[str, Callable], kinds: str, fn: Callable, *,
@@ -57,10 +50,10 @@ def _cases(prim: str, i: int, arity: int, cases: dict[str, Callable], kinds: str
     aux = Aux("int " + kinds, values)
     for k, (name, f) in enumerate(cases.items()):
         def build(seeds, xs, outs, vals, f=f, k=k):
-            _require(eq(vals[0]).to(i64(k)))
+            require(eq(vals[0]).to(i64(k)))
             return f(seeds[0], *xs, outs[0], *vals[1:])
 
-        A._add("vjp", prim, str(i), False, aux, f"{math} ({name})", arity, 1, 1, build, suffix=f"-{name}")
+        A.add("vjp", prim, str(i), False, aux, f"{math} ({name})", arity, 1, 1, build, suffix=f"-{name}")
 
 
 def _remaining(axes, *removed) -> list[int]:
@@ -129,7 +122,7 @@ def _dot_extra(ans, x, y):
     """The original dot's `extra`: its params other than the dimension numbers, which the transposed dot
     keeps (precision, preferred_element_type); "" (the defaults) stays "" as the ct has the result dtype."""
     extra = var("dot_extra", String)
-    _require(eq(ans).to(T.dot_general(x, y, var("dot_numbers", String), extra=extra)))
+    require(eq(ans).to(T.dot_general(x, y, var("dot_numbers", String), extra=extra)))
     return extra
 
 

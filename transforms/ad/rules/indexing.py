@@ -37,8 +37,7 @@ from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
 from ir.tracing import trace_flat
 from rewrites.terms import Arr, T, apply, args_list, call, get
-from transforms.ad import rule as ad_rule
-from transforms.ad.rule import ADBook, Aux, zeros_like
+from transforms.ad.rule import ADBook, Aux, require, zeros_like
 
 A = ADBook("indexing")
 # Operand ranks of dynamic_slice / dynamic_update_slice and operand counts of sort with rules (one rule per
@@ -57,18 +56,13 @@ def _counted(mode: str, prim: str, slot: str, whole: bool, n_primals: int, n_out
              aux: Aux | None, math: str, suffix: str) -> None:
     """One entry of `prim` for a given operand/result count; `build(seeds, xs, outs, vals)`."""
     n_seeds = (n_primals if mode == "jvp" else n_outs) if whole else 1
-    A._add(mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix=suffix)
-
-
-def _require(fact) -> None:
-    """Add `fact` to the query of the rule being built (inside an entry's lambda)."""
-    ad_rule._conditions.append(fact)
+    A.add(mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix=suffix)
 
 
 def _own(prim: str, xs: list, ans: Arr) -> String:
     """The primal equation's own params (its `extra`), read by matching its result."""
     s = var("own", String)
-    _require(eq(ans).to(apply(prim, s, args_list(xs))))
+    require(eq(ans).to(apply(prim, s, args_list(xs))))
     return s
 
 
@@ -254,7 +248,7 @@ _SCATTER = Aux("int extra:iota ints ints ints str extra:gather extra:scatter-add
 
 
 def _unique(flag, value: int) -> None:
-    _require(eq(flag).to(i64(value)))
+    require(eq(flag).to(i64(value)))
 
 
 def _id_masks(x, idx, u, ans, iota, ids_shape, upd_shape, op_shape, id_dtype, read_ids):
@@ -425,7 +419,7 @@ def _sort_values(i: int | None):
 def _sort_indices(xs, outs, iota, idx_shape, dims) -> Arr:
     """JAX's `_sort_jvp`: sort an iota along with the operands; its result with a trailing index axis."""
     s = var("own", String)
-    _require(eq(outs[0]).to(get(call("sort", s, args_list(xs)), 0)))
+    require(eq(outs[0]).to(get(call("sort", s, args_list(xs)), 0)))
     perm = get(call("sort", s, args_list([*xs, T.iota(extra=iota)])), len(xs))
     return T.broadcast_in_dim(perm, idx_shape, dims)
 

@@ -216,7 +216,7 @@ for _i in range(COUNTS.stop - 1):
 def _counted(mode: str, prim: str, slot: str, n_primals: int, n_outs: int, build: Callable, aux: Aux,
              math: str) -> None:
     n_seeds = n_primals if mode == "jvp" else n_outs
-    A._add(mode, prim, slot, True, aux, math, n_primals, n_outs, n_seeds, build, suffix=f"-{n_outs}")
+    A.add(mode, prim, slot, True, aux, math, n_primals, n_outs, n_seeds, build, suffix=f"-{n_outs}")
 
 
 def _count(prim: str) -> Aux:

@@ -1,0 +1,509 @@
+"""JVP and VJP rules of reductions, cumulative reductions and window reductions. Forms follow JAX's own
+rules (jax/_src/lax/lax.py, control_flow/loops.py, windowed_reductions.py) where they are expressible as
+terms; where JAX differentiates an algorithm (a multiplication tree for `reduce_prod`, the associative
+scan behind `cumprod`/`cummax`/`cumlogsumexp`), the rule is a closed form of the same linear map.
+
+Layouts the rules build, with the params computed by their `Aux`:
+    flat     a reduction's operand transposed (kept axes first) and reshaped to `kept + (n,)`
+    pairs    a cumulative op's operand with its axis `a` doubled: shape[:a] + (n, n) + shape[a+1:], axis a
+             the output index i, axis a+1 the input index j, and `prefix` the mask j <= i (j >= i reversed)
+
+A primitive without an entry here is one JAX does not differentiate either (the VJP of a generic
+reduce_window), or a case a rule's `Aux` rejects with UnsupportedPrimitive (dilated max/min windows in
+reverse mode, reducers using primitives outside `_TANGENTS`, more than `MAX_VARIADIC` operands).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ir import dtypes, lax
+from ir.core import ClosedJaxpr, Literal
+from ir.errors import UnsupportedPrimitive
+from ir.params import Symbol
+from ir.tracing import aval_of, bind, literal, trace_flat
+from rewrites.terms import Arr, T, apply, args_list, call, get
+from transforms.ad.rule import ADBook, Aux, dtype, zeros_like
+
+A = ADBook("reduce")
+EMPTY: tuple[int, ...] = ()
+
+
+def _kept(axes, ndim: int) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d not in set(axes))
+
+
+def _select(pred: Arr, on_false: Arr, on_true: Arr) -> Arr:
+    return apply("select_n", "", args_list([pred, on_false, on_true]))
+
+
+def _full(value: float, like: Arr, shape) -> Arr:
+    return T.broadcast_in_dim(Arr.scalar(value, dtype(like)), shape, EMPTY)
+
+
+# --- reduce_sum: linear; its transpose broadcasts over the reduced axes ----------------------------
+
+
+def _sum_transpose(p, ins, outs):
+    return ins[0].shape, _kept(p["axes"], ins[0].ndim)
+
+
+A.jvp_linear("reduce_sum", [0], math="d sum(x) = sum(dx)")
+A.vjp("reduce_sum", 0, lambda ct, x, ans, shape, kept: T.broadcast_in_dim(ct, shape, kept),
+      aux=Aux("ints ints", _sum_transpose), math="sum^T ct = broadcast ct over the reduced axes")
+
+# --- reduce_max / reduce_min: JAX's `_reduce_chooser_jvp_rule` ---------------------------------------
+
+
+def _chooser_params(p, ins, outs):
+    return ins[0].shape, _kept(p["axes"], ins[0].ndim), tuple(p["axes"])
+
+
+def _location(x: Arr, ans: Arr, seed: Arr, shape, kept) -> Arr:
+    """1 where x equals its reduction, else 0, in the seed's dtype."""
+    return T.convert_element_type(T.eq(x, T.broadcast_in_dim(ans, shape, kept)), dtype(seed))
+
+
+def _chooser_jvp(g, x, ans, shape, kept, axes):
+    loc = _location(x, ans, g, shape, kept)
+    return T.div(T.reduce_sum(T.mul(g, loc), axes), T.reduce_sum(loc, axes))
+
+
+def _chooser_vjp(ct, x, ans, shape, kept, axes):
+    loc = _location(x, ans, ct, shape, kept)
+    return T.mul(T.broadcast_in_dim(T.div(ct, T.reduce_sum(loc, axes)), shape, kept), loc)
+
+
+for _prim in ("reduce_max", "reduce_min"):
+    A.jvp(_prim, 0, _chooser_jvp, aux=Aux("ints ints ints", _chooser_params),
+          math="dy = sum(dx * [x = y]) / sum([x = y]): ties share the tangent equally")
+    A.vjp(_prim, 0, _chooser_vjp, aux=Aux("ints ints ints", _chooser_params),
+          math="ct_x = broadcast(ct / sum([x = y])) * [x = y]")
+
+# --- reduce_prod: JAX differentiates a multiplication tree; the closed form multiplies each tangent by
+# the product of the other elements, exclusive prefix times exclusive suffix products (no division, so
+# zeros give the tree's values).
+
+
+def _prod_params(p, ins, outs):
+    shape, axes = ins[0].shape, tuple(p["axes"])
+    kept = _kept(axes, len(shape))
+    perm, nk = kept + axes, len(kept)
+    flat = tuple(shape[d] for d in kept) + (math.prod(shape[d] for d in axes),)
+
+    def pad(lo, hi):
+        return {"padding_config": ((0, 0, 0),) * nk + ((lo, hi, 0),)}
+
+    return (perm, flat, nk, pad(1, -1), pad(-1, 1), {"reverse": True}, (nk,), tuple(range(nk)),
+            tuple(shape[d] for d in perm), tuple(int(i) for i in np.argsort(perm)))
+
+
+_PROD_AUX = Aux("ints ints int extra:pad extra:pad extra:cumprod ints ints ints ints", _prod_params)
+
+
+def _others(x: Arr, perm, flat, axis, before, after, reverse) -> Arr:
+    """In the flat layout: each element's product of the other reduced elements."""
+    xs = T.reshape(T.transpose(x, perm), flat)
+    one = Arr.scalar(1.0, dtype(x))
+    return T.mul(T.pad(T.cumprod(xs, axis), one, extra=before),
+                 T.pad(T.cumprod(xs, axis, extra=reverse), one, extra=after))
+
+
+def _prod_jvp(g, x, ans, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
+    others = _others(x, perm, flat, axis, before, after, reverse)
+    return T.reduce_sum(T.mul(T.reshape(T.transpose(g, perm), flat), others), last)
+
+
+def _prod_vjp(ct, x, ans, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
+    others = _others(x, perm, flat, axis, before, after, reverse)
+    return T.transpose(T.reshape(T.mul(T.broadcast_in_dim(ct, flat, lead), others), moved), inverse)
+
+
+A.jvp("reduce_prod", 0, _prod_jvp, aux=_PROD_AUX, math="d prod(x) = sum_i dx_i prod_{j != i} x_j")
+A.vjp("reduce_prod", 0, _prod_vjp, aux=_PROD_AUX, math="ct_x_i = ct prod_{j != i} x_j")
+
+A.zero_derivative("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor")
+
+# --- cumulative reductions --------------------------------------------------------------------------
+
+
+def _cumsum_transpose(p, ins, outs):
+    return p["axis"], {"reverse": not p["reverse"]}
+
+
+A.jvp_linear("cumsum", [0], math="d cumsum(x) = cumsum(dx)")
+A.vjp("cumsum", 0, lambda ct, x, ans, axis, flipped: T.cumsum(ct, axis, extra=flipped),
+      aux=Aux("int extra:cumsum", _cumsum_transpose), math="cumsum^T = cumsum in the other direction")
+
+# cumprod, cummax, cummin and cumlogsumexp: JAX differentiates their associative scan. The tangent is
+# t_i = sum_{j in prefix(i)} w_ij dx_j with closed-form weights, built in the pairs layout (quadratic in
+# the axis length). cummax/cummin share the tangent equally among tied maxima (JAX's scan gives halves
+# to two-way ties, as here, but tree-dependent weights to three or more).
+
+
+def _pairs_params(p, ins, outs):
+    shape, a = ins[0].shape, int(p["axis"])
+    n, rank = shape[a], len(shape)
+    pairs = shape[:a] + (n, n) + shape[a + 1:]
+    along_i = tuple(range(a + 1)) + tuple(range(a + 2, rank + 1))
+    along_j = tuple(range(a)) + tuple(range(a + 1, rank + 1))
+    first, second = (a + 1, a) if p["reverse"] else (a, a + 1)
+
+    def iota(dim):
+        return {"dtype": dtypes.int32, "shape": pairs, "dimension": dim, "sharding": None}
+
+    return pairs, along_i, along_j, (a,), (a + 1,), iota(first), iota(second), a, {"reverse": p["reverse"]}
+
+
+_PAIRS_AUX = Aux("ints ints ints ints ints extra:iota extra:iota int extra:cumprod", _pairs_params)
+
+
+class _Pairs:
+    """The pairs layout of one rule: broadcasts along i or j, the prefix mask, sums over i or j."""
+
+    def __init__(self, pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2):
+        self.pairs, self.along_i, self.along_j = pairs, along_i, along_j
+        self.axis_i, self.axis_j = axis_i, axis_j
+        self.iota_1, self.iota_2 = T.iota(extra=iota_1), T.iota(extra=iota_2)
+
+    def at_i(self, v: Arr) -> Arr:
+        return T.broadcast_in_dim(v, self.pairs, self.along_i)
+
+    def at_j(self, v: Arr) -> Arr:
+        return T.broadcast_in_dim(v, self.pairs, self.along_j)
+
+    @property
+    def prefix(self) -> Arr:
+        return T.ge(self.iota_1, self.iota_2)
+
+    def masked(self, w: Arr, like: Arr) -> Arr:
+        return _select(self.prefix, _full(0.0, like, self.pairs), w)
+
+    def sum_j(self, v: Arr) -> Arr:
+        return T.reduce_sum(v, self.axis_j)
+
+    def sum_i(self, v: Arr) -> Arr:
+        return T.reduce_sum(v, self.axis_i)
+
+
+def _pairs_rule(body):
+    """A rule taking the pairs aux values, calling `body(seed, x, ans, pairs, axis, cumprod)`."""
+    def rule(seed, x, ans, pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2, axis, cumprod):
+        return body(seed, x, ans, _Pairs(pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2), axis, cumprod)
+    return rule
+
+
+def _weights(prim: str, x: Arr, ans: Arr, pairs: _Pairs, axis, cumprod) -> Arr:
+    """w_ij for j in prefix(i), 0 elsewhere."""
+    if prim == "cumlogsumexp":
+        # exp of the masked difference: outside the prefix x_j - y_i may overflow, and the algebra's
+        # exp(a - b) = exp(a)/exp(b) would turn an in-prefix weight into 0/0 where both underflow.
+        return pairs.masked(T.exp(pairs.masked(T.sub(pairs.at_j(x), pairs.at_i(ans)), x)), x)
+    # cumprod: w_ij = prod_{k in prefix(i), k != j} x_k, a cumulative product down the i axis of x_k
+    # with x_j replaced by 1.
+    others = _select(T.eq(pairs.iota_1, pairs.iota_2), pairs.at_i(x), _full(1.0, x, pairs.pairs))
+    return pairs.masked(T.cumprod(others, axis, extra=cumprod), x)
+
+
+def _chosen(x: Arr, ans: Arr, pairs: _Pairs) -> Arr:
+    """[j in prefix(i) and x_j = y_i] in x's dtype."""
+    both = getattr(T, "and")(pairs.prefix, T.eq(pairs.at_j(x), pairs.at_i(ans)))
+    return T.convert_element_type(both, dtype(x))
+
+
+def _weighted_jvp(prim):
+    return _pairs_rule(lambda g, x, ans, pairs, *scan: pairs.sum_j(
+        T.mul(_weights(prim, x, ans, pairs, *scan), pairs.at_j(g))))
+
+
+def _weighted_vjp(prim):
+    return _pairs_rule(lambda ct, x, ans, pairs, *scan: pairs.sum_i(
+        T.mul(_weights(prim, x, ans, pairs, *scan), pairs.at_i(ct))))
+
+
+@_pairs_rule
+def _cumchooser_jvp(g, x, ans, pairs, axis, cumprod):
+    chosen = _chosen(x, ans, pairs)
+    return T.div(pairs.sum_j(T.mul(pairs.at_j(g), chosen)), pairs.sum_j(chosen))
+
+
+@_pairs_rule
+def _cumchooser_vjp(ct, x, ans, pairs, axis, cumprod):
+    chosen = _chosen(x, ans, pairs)
+    return pairs.sum_i(T.mul(pairs.at_i(T.div(ct, pairs.sum_j(chosen))), chosen))
+
+
+for _prim in ("cumprod", "cumlogsumexp"):
+    A.jvp(_prim, 0, _weighted_jvp(_prim), aux=_PAIRS_AUX,
+          math="dy_i = sum_{j in prefix(i)} w_ij dx_j: w_ij = prod_{k in prefix(i), k != j} x_k (cumprod), "
+               "exp(x_j - y_i) (cumlogsumexp)")
+    A.vjp(_prim, 0, _weighted_vjp(_prim), aux=_PAIRS_AUX, math="ct_x_j = sum_{i: j in prefix(i)} w_ij ct_i")
+for _prim in ("cummax", "cummin"):
+    A.jvp(_prim, 0, _cumchooser_jvp, aux=_PAIRS_AUX,
+          math="dy_i = mean of dx_j over j in prefix(i) with x_j = y_i")
+    A.vjp(_prim, 0, _cumchooser_vjp, aux=_PAIRS_AUX, math="the transpose of that mean")
+
+# --- window reductions ------------------------------------------------------------------------------
+
+_WINDOW_PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
+
+
+def _window(p) -> dict:
+    n = len(p["window_dimensions"])
+    params = {"base_dilation": (1,) * n, "window_dilation": (1,) * n, **{k: p[k] for k in _WINDOW_PARAMS if k in p}}
+    params["padding"] = tuple(tuple(int(v) for v in pair) for pair in params["padding"])
+    return {k: tuple(params[k]) for k in _WINDOW_PARAMS}
+
+
+def _dilate(shape, dilation) -> tuple[int, ...]:
+    return tuple(0 if d == 0 else 1 + k * (d - 1) for d, k in zip(shape, dilation, strict=True))
+
+
+def _window_sum_transpose(p, ins, outs):
+    """JAX's `_reduce_window_sum_transpose_rule`: pad the cotangent (`_conv_general_vjp_lhs_padding`,
+    strides as interior padding), then a window sum with the base dilation as strides."""
+    w = _window(p)
+    n = len(w["window_dimensions"])
+    lhs = _dilate(ins[0].shape, w["base_dilation"])
+    rhs = _dilate(w["window_dimensions"], w["window_dilation"])
+    out = _dilate(outs[0].shape, w["window_strides"])
+    before = [r - lo - 1 for r, (lo, _) in zip(rhs, w["padding"], strict=True)]
+    after = [a + r - 1 - o - b for a, r, o, b in zip(lhs, rhs, out, before, strict=True)]
+    config = tuple((b, a, s - 1) for b, a, s in zip(before, after, w["window_strides"], strict=True))
+    window = {"window_dimensions": w["window_dimensions"], "window_strides": w["base_dilation"],
+              "padding": ((0, 0),) * n, "base_dilation": (1,) * n, "window_dilation": w["window_dilation"]}
+    return {"padding_config": config}, window
+
+
+A.jvp_linear("reduce_window_sum", [0], arity=1, math="d window_sum(x) = window_sum(dx)")
+A.vjp("reduce_window_sum", 0, lambda ct, x, ans, pad, window: apply(
+          "reduce_window_sum", window, args_list([T.pad(ct, Arr.scalar(0.0, dtype(ct)), extra=pad)])),
+      aux=Aux("extra:pad extra:reduce_window_sum", _window_sum_transpose),
+      math="window_sum^T ct = window_sum(pad(ct)) with strides and base dilation swapped")
+
+# reduce_window_max/min: JAX's `_reduce_window_chooser_jvp_rule` gathers the tangent at each window's
+# selected element (select_and_gather_add); its transpose scatters the cotangent there.
+
+
+def _gather_params(select=None):
+    """select_and_gather_add's params: `select` (ge for max, le for min), or the node's own."""
+    def params(p, ins, outs):
+        return ({"select_prim": Symbol(select or p["select_prim"]), **_window(p)},)
+    return params
+
+
+def _scatter_params(prim, select=None):
+    """select_and_scatter_add's params, the transpose of select_and_gather_add (no dilations)."""
+    def params(p, ins, outs):
+        w = _window(p)
+        if any(d != 1 for d in w["window_dilation"] + w["base_dilation"]):
+            raise UnsupportedPrimitive(prim, "VJP with base or window dilation (select_and_scatter_add takes "
+                                             "neither)", "transforms/ad/rules/reduce.py")
+        return ({"select_prim": Symbol(select or p["select_prim"]), "window_dimensions": w["window_dimensions"],
+                 "window_strides": w["window_strides"], "padding": w["padding"]},)
+    return params
+
+
+def _gather(t: Arr, x: Arr, params) -> Arr:
+    return apply("select_and_gather_add", params, args_list([t, x]))
+
+
+def _scatter(ct: Arr, x: Arr, params) -> Arr:
+    return apply("select_and_scatter_add", params, args_list([ct, x]))
+
+
+for _prim, _select_prim in (("reduce_window_max", "ge"), ("reduce_window_min", "le")):
+    A.jvp(_prim, 0, lambda g, x, ans, params: _gather(g, x, params),
+          aux=Aux("extra:select_and_gather_add", _gather_params(_select_prim)),
+          math="the tangent at each window's selected element (the first on ties)")
+    A.vjp(_prim, 0, lambda ct, x, ans, params: _scatter(ct, x, params),
+          aux=Aux("extra:select_and_scatter_add", _scatter_params(_prim, _select_prim)),
+          math="each window's cotangent added at its selected element")
+
+# The two helpers are linear in their first operand (the selection by the second has zero derivative):
+# JAX's `_select_and_gather_add_transpose` and `_select_and_scatter_add_transpose`.
+A.jvp_linear("select_and_gather_add", [0], arity=2, math="linear in the tangents it gathers")
+A.vjp("select_and_gather_add", 0, lambda ct, t, x, ans, params: _scatter(ct, x, params),
+      aux=Aux("extra:select_and_scatter_add", _scatter_params("select_and_gather_add")),
+      math="gather^T = scatter-add at the selected elements")
+A.jvp_linear("select_and_scatter_add", [0], arity=2, math="linear in the source it scatters")
+A.vjp("select_and_scatter_add", 0, lambda ct, source, x, ans, params: _gather(ct, x, params),
+      aux=Aux("extra:select_and_gather_add", _gather_params()),
+      math="scatter-add^T = gather at the selected elements")
+for _prim in ("select_and_gather_add", "select_and_scatter_add"):
+    A.jvp(_prim, 1, lambda g, t, x, ans: zeros_like(ans), math="the selection is piecewise constant in x")
+    A.vjp(_prim, 1, lambda ct, t, x, ans: zeros_like(x), math="the selection is piecewise constant in x")
+
+# --- generic reduce and reduce_window: differentiated through their reducer ---------------------------
+# As JAX's `reduce_window` JVP does, the tangents are one more reduction over (operands, tangents) whose
+# reducer is the JVP of the original one (built here by `reducer_jvp`). JAX's `reduce` JVP reduces the
+# same pairs with a tree rather than a fold: the same tangents up to rounding when the init values are
+# the reducer's identities. Integer operands carry zero tangents. The VJP of `reduce` runs that JVP
+# once per reduced position, with a one-hot tangent; JAX has no VJP of a generic reduce_window.
+
+MAX_VARIADIC = 4  # reduce / reduce_window of up to this many operands have rules
+
+
+def _add_tangents(a, b):
+    return b if a is None else a if b is None else lax.add(a, b)
+
+
+def _scaled(t, factor):
+    return None if t is None else lax.mul(t, factor)
+
+
+def _balanced_eq(x, z, y):
+    """JAX's `_balanced_eq` (max/min JVP): 1 where x = z != y, 1/2 where both equal z, else 0."""
+    dt = aval_of(z).dtype
+    hit = lax.convert_element_type(lax.eq(x, z), dt)
+    return lax.div(hit, lax.add(literal(1, dt, False), lax.convert_element_type(lax.eq(y, z), dt)))
+
+
+def _select_tangent(ins, tans, out):
+    if all(t is None for t in tans[1:]):
+        return None
+    zero = literal(0, aval_of(out).dtype, False)
+    return lax.select_n(ins[0], *(zero if t is None else t for t in tans[1:]))
+
+
+# The tangent of a scalar equation from its operands, their tangents (None: zero) and its result.
+_TANGENTS = {
+    "add": lambda ins, tans, out: _add_tangents(*tans),
+    "add_any": lambda ins, tans, out: _add_tangents(*tans),
+    "sub": lambda ins, tans, out: _add_tangents(tans[0], None if tans[1] is None else lax.neg(tans[1])),
+    "neg": lambda ins, tans, out: None if tans[0] is None else lax.neg(tans[0]),
+    "mul": lambda ins, tans, out: _add_tangents(_scaled(tans[0], ins[1]), _scaled(tans[1], ins[0])),
+    "div": lambda ins, tans, out: _add_tangents(
+        None if tans[0] is None else lax.div(tans[0], ins[1]),
+        None if tans[1] is None else lax.mul(lax.mul(lax.neg(tans[1]), ins[0]), lax.integer_pow(ins[1], -2))),
+    "max": lambda ins, tans, out: _add_tangents(_scaled(tans[0], _balanced_eq(ins[0], out, ins[1])),
+                                                _scaled(tans[1], _balanced_eq(ins[1], out, ins[0]))),
+    "select_n": _select_tangent,
+    "convert_element_type": lambda ins, tans, out: None if tans[0] is None else lax.convert_element_type(
+        tans[0], aval_of(out).dtype),
+}
+_TANGENTS["min"] = _TANGENTS["max"]
+_NO_TANGENT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "is_finite", "sign",
+                         "floor", "ceil", "round", "stop_gradient"})
+
+
+def _differentiable(x) -> bool:
+    return aval_of(x).dtype.kind in "fc"
+
+
+def _jvp_of_body(closed: ClosedJaxpr, primals: list, tangents: list, prim: str) -> tuple[list, list]:
+    """Replays `closed` on `primals` in the current trace; also returns the outputs' tangents."""
+    env, tenv = {}, {}
+    for v, x, t in zip(closed.jaxpr.invars, primals, tangents, strict=True):
+        env[id(v)], tenv[id(v)] = x, t if _differentiable(x) else None
+
+    def read(a, table):
+        return (a if table is env else None) if isinstance(a, Literal) else table[id(a)]
+
+    for eqn in closed.jaxpr.eqns:
+        ins = [read(a, env) for a in eqn.invars]
+        tans = [read(a, tenv) for a in eqn.invars]
+        [v] = eqn.outvars
+        out = bind(eqn.primitive, *ins, **eqn.params)
+        rule = _TANGENTS.get(eqn.primitive)
+        if eqn.primitive not in _NO_TANGENT and rule is None and any(t is not None for t in tans):
+            raise UnsupportedPrimitive(prim, f"JVP of a reducer that uses {eqn.primitive}",
+                                       "transforms/ad/rules/reduce.py (_TANGENTS)")
+        env[id(v)] = out
+        tenv[id(v)] = rule(ins, tans, out) if rule is not None and _differentiable(out) else None
+    return [read(a, env) for a in closed.jaxpr.outvars], [read(a, tenv) for a in closed.jaxpr.outvars]
+
+
+def reducer_jvp(closed: ClosedJaxpr, prim: str) -> ClosedJaxpr:
+    """The reducer of a reduction over (operands, tangents): (accumulators, their tangents, elements,
+    their tangents) -> (results, their tangents), from `closed`: (accumulators, elements) -> results."""
+    if closed.consts or closed.jaxpr.constvars:
+        raise UnsupportedPrimitive(prim, "JVP of a reducer with constants", "transforms/ad/rules/reduce.py")
+    if any(len(e.outvars) != 1 for e in closed.jaxpr.eqns):
+        raise UnsupportedPrimitive(prim, "JVP of a reducer with multi-result equations",
+                                   "transforms/ad/rules/reduce.py")
+    n = len(closed.jaxpr.outvars)
+    avals = [v.aval for v in closed.jaxpr.invars[:n]]
+
+    def jvp(*args):
+        acc, acc_t, xs, xs_t = (args[k * n:(k + 1) * n] for k in range(4))
+        outs, tans = _jvp_of_body(closed, [*acc, *xs], [*acc_t, *xs_t], prim)
+        return [*outs, *(literal(0, a.dtype, False) if t is None else t for t, a in zip(tans, avals, strict=True))]
+
+    return trace_flat(jvp, avals * 4)[0]
+
+
+def _check_count(prim: str, ins) -> None:
+    if len(ins) > 2 * MAX_VARIADIC:
+        raise UnsupportedPrimitive(prim, f"AD of more than {MAX_VARIADIC} operands",
+                                   "transforms/ad/rules/reduce.py (MAX_VARIADIC)")
+
+
+def _with_reducer_jvp(prim):
+    def params(p, ins, outs):
+        _check_count(prim, ins)
+        return ({**p, "jaxpr": reducer_jvp(p["jaxpr"], prim)},)
+    return params
+
+
+def _reduction_jvp(prim, n):
+    def jvp(tangents, primals, outs, params):
+        tup = call(prim, params, args_list([*primals[:n], *tangents[:n], *primals[n:], *tangents[n:]]))
+        return [get(tup, n + j) for j in range(n)]
+    return jvp
+
+
+for _prim in ("reduce", "reduce_window"):
+    for _n in range(1, MAX_VARIADIC + 1):
+        A.jvp_whole(_prim, _reduction_jvp(_prim, _n), arity=2 * _n, results=_n, arities=(2 * _n,),
+                    aux=Aux(f"extra:{_prim}", _with_reducer_jvp(_prim)),
+                    math="tangents = the reduction of (x, dx) by the reducer's JVP, from (init, d init)")
+
+
+def _onehot_params(p, ins, outs):
+    _check_count("reduce", ins)
+    shape, axes = ins[0].shape, tuple(p["dimensions"])
+    kept = _kept(axes, len(shape))
+    perm, nk = kept + axes, len(kept)
+    flat = tuple(shape[d] for d in kept) + (math.prod(shape[d] for d in axes),)
+    spread = flat + flat[-1:]
+
+    def iota(dim):
+        return {"dtype": dtypes.int32, "shape": spread, "dimension": dim, "sharding": None}
+
+    jvp = {**p, "jaxpr": reducer_jvp(p["jaxpr"], "reduce"), "dimensions": (nk + 1,)}
+    return (perm, flat, spread, tuple(range(nk)) + (nk + 1,), iota(nk), iota(nk + 1), jvp, tuple(range(nk)),
+            tuple(shape[d] for d in perm), tuple(int(k) for k in np.argsort(perm)))
+
+
+def _reduce_vjp(i, n):
+    """Operand i's cotangent: in the flat layout with one more axis m for the differentiated position, the
+    reducer's JVP reduces (x, [m = position]) to d result_j / d x_i[m], weighted by ct_j."""
+    def vjp(cts, xs, outs, aux):
+        perm, flat, spread, along, iota_m, iota_r, params, lead, moved, inverse = aux
+
+        def widen(x):
+            return T.broadcast_in_dim(T.reshape(T.transpose(x, perm), flat), spread, along)
+
+        onehot = T.convert_element_type(T.eq(T.iota(extra=iota_m), T.iota(extra=iota_r)), dtype(xs[i]))
+        tangents = [onehot if k == i else _full(0.0, xs[k], spread) for k in range(n)]
+        zeros = [Arr.scalar(0.0, dtype(init)) for init in xs[n:]]
+        tup = call("reduce", params, args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]))
+        total = None
+        for j in range(n):
+            term = T.mul(T.broadcast_in_dim(cts[j], flat, lead), get(tup, n + j))
+            term = term if j == i else T.convert_element_type(term, dtype(xs[i]))
+            total = term if total is None else T.add(total, term)
+        return T.transpose(T.reshape(total, moved), inverse)
+    return vjp
+
+
+_ONEHOT_AUX = Aux("ints ints ints ints extra:iota extra:iota extra:reduce ints ints ints", _onehot_params)
+for _n in range(1, MAX_VARIADIC + 1):
+    for _i in range(_n):
+        # ADBook.vjp_whole takes one arity per operand slot; reduce has a rule per number of operands.
+        A.add("vjp", "reduce", str(_i), True, _ONEHOT_AUX,
+               "ct_x_i[m] = sum_j ct_j * (reduction of (x, one-hot at m) by the reducer's JVP)_j",
+               2 * _n, _n, _n, _reduce_vjp(_i, _n), suffix=f"-{2 * _n}")
