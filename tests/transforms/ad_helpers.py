@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from hypothesis import settings
 
 from eval.interpreter import eval_jaxpr
 from eval.oracle import load_fixtures, run_conformance
@@ -20,7 +21,7 @@ from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
 from transforms.ad.build import differentiable
-from transforms.ad.programs import jvp_program, vjp_program
+from transforms.ad.programs import Options, jvp_program, vjp_program
 
 
 @dataclass(frozen=True)
@@ -72,19 +73,25 @@ def _cached(kind: str, closed: ClosedJaxpr, build):
     return _PROGRAMS[key]
 
 
-def jvp_eval(closed: ClosedJaxpr, args, tangents) -> list:
+# Spec rows test the AD rules themselves: their programs are extracted without algebraic rules (3x
+# faster to build); the oracle checks run the whole pipeline with the default rules.
+RAW = Options(rules="none")
+
+
+def jvp_eval(closed: ClosedJaxpr, args, tangents, options: Options = RAW) -> list:
     """Output tangents (float outputs) for `tangents` (one per float input)."""
     wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
-    program, _ = _cached("jvp", closed, lambda: jvp_program(closed, wrt))
+    program, _ = _cached(("jvp", options), closed, lambda: jvp_program(closed, wrt, options))
     got = eval_jaxpr(program, *args, *tangents, check=True)
     return got[len(closed.jaxpr.outvars):]
 
 
-def vjp_eval(closed: ClosedJaxpr, args, cts) -> list:
+def vjp_eval(closed: ClosedJaxpr, args, cts, options: Options = RAW) -> list:
     """Input cotangents (float inputs) for `cts` (one per float output)."""
     wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
     outs = [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
-    program, _ = _cached("vjp", closed, lambda: vjp_program(closed, wrt, seed="inputs", cotangent_outputs=outs))
+    program, _ = _cached(("vjp", options), closed, lambda: vjp_program(
+        closed, wrt, seed="inputs", cotangent_outputs=outs, options=options))
     return eval_jaxpr(program, *args, *cts, check=True)
 
 
@@ -153,6 +160,10 @@ def check_spec(spec: Spec, seed: int) -> None:
 # Each oracle case builds its derivative programs through egglog (0.1-0.5 s): the `ci` profile checks
 # every third case of a family, `nightly` all of them.
 ORACLE_STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 3
+# Examples per spec row (a row's derivative programs are built once; examples vary the values) and per
+# random-configuration test (each example builds new programs): 5 and 4 under `ci`, 250 and 200 nightly.
+SPEC_EXAMPLES = settings(max_examples=max(3, settings.default.max_examples // 20))
+CONFIG_EXAMPLES = settings(max_examples=max(3, settings.default.max_examples // 25))
 
 
 def assert_oracle(family: str, checks: Sequence[str] = ("jvp", "vjp"), select: Callable = lambda case: True,

@@ -16,6 +16,7 @@ from eval.interpreter import eval_jaxpr
 from ir import make_jaxpr
 from ir.tracing import bind
 from tests.transforms.ad_helpers import (
+    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
@@ -76,6 +77,7 @@ SPECS = [
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+@SPEC_EXAMPLES
 @given(seed=SEED)
 def test_rule_matches_finite_differences_and_transposes(spec, seed):
     check_spec(spec, seed)

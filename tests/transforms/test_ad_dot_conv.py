@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ir import lax
@@ -17,6 +17,8 @@ from ir.errors import UnsupportedPrimitive
 from ir.params import Record
 from ir.tracing import bind
 from tests.transforms.ad_helpers import (
+    CONFIG_EXAMPLES,
+    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
@@ -118,12 +120,10 @@ SPECS = [
 
 # A row's derivative programs are built once (ad_helpers caches them by fingerprint), so its examples
 # only cost NumPy; random configurations each build new programs.
-ROWS = settings(max_examples=max(1, settings.default.max_examples // 25))
-CONFIGS = settings(max_examples=max(3, settings.default.max_examples // 25))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@ROWS
+@SPEC_EXAMPLES
 @given(st.integers(0, 2**31 - 1))
 def test_spec(spec, seed):
     check_spec(spec, seed)
@@ -259,7 +259,7 @@ def conv_specs(draw):
 
 
 @pytest.mark.parametrize("specs", [dot_specs(), conv_specs()], ids=["dot_general", "conv_general_dilated"])
-@CONFIGS
+@CONFIG_EXAMPLES
 @given(data=st.data())
 def test_random_configs(specs, data):
     spec = data.draw(specs)

@@ -8,14 +8,24 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ir import dtypes, lax
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.tracing import bind, trace_flat
-from tests.transforms.ad_helpers import Dom, Spec, assert_oracle, check_spec, jvp_eval, program_of, vjp_eval
+from tests.transforms.ad_helpers import (
+    CONFIG_EXAMPLES,
+    SPEC_EXAMPLES,
+    Dom,
+    Spec,
+    assert_oracle,
+    check_spec,
+    jvp_eval,
+    program_of,
+    vjp_eval,
+)
 from transforms.ad.rules import indexing as indexing_rules
 
 M = lax.GatherScatterMode
@@ -134,7 +144,7 @@ SPECS = [
 # A row's examples share its derivative programs (ad_helpers caches them); each example evaluates them and
 # the primal with NumPy (20-40 ms), and every example draws new index values.
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@settings(max_examples=max(5, settings.default.max_examples // 10))
+@SPEC_EXAMPLES
 @given(st.integers(0, 2**31 - 1))
 def test_spec(spec, seed):
     check_spec(spec, seed)
@@ -143,7 +153,6 @@ def test_spec(spec, seed):
 # --- random gather / scatter configurations ------------------------------------------------------------
 
 # Each configuration is a new program to differentiate through egglog, where a row's examples share theirs.
-CONFIGS = settings(max_examples=max(3, settings.default.max_examples // 20))
 
 
 @st.composite
@@ -180,7 +189,7 @@ def _out_shape(shape, dn, sizes, batch_shape):
                  for a in range(len(batch_shape) + len(dn.offset_dims)))
 
 
-@CONFIGS
+@CONFIG_EXAMPLES
 @given(data=st.data())
 def test_random_gathers(data):
     shape, dn, sizes, mode, indices = data.draw(gather_configs())
@@ -191,7 +200,7 @@ def test_random_gathers(data):
     check_spec(spec, data.draw(st.integers(0, 2**31 - 1)))
 
 
-@CONFIGS
+@CONFIG_EXAMPLES
 @given(data=st.data(), op=st.sampled_from((lax.scatter_add, lax.scatter, lax.scatter_max)))
 def test_random_scatters(data, op):
     """The scatter mirroring a random gather: updates of the gather's result shape. JAX's scatter-min/max JVP

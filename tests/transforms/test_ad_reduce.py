@@ -10,12 +10,14 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ir import lax
 from ir.errors import UnsupportedPrimitive
 from tests.transforms.ad_helpers import (
+    CONFIG_EXAMPLES,
+    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
@@ -98,12 +100,10 @@ SPECS = [
 ]
 
 # Derivative programs are cached per row, so later examples cost only NumPy evaluation.
-ROWS = settings(max_examples=max(5, settings.default.max_examples // 4))
-CONFIGS = settings(max_examples=max(3, settings.default.max_examples // 25))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@ROWS
+@SPEC_EXAMPLES
 @given(st.integers(0, 2**31 - 1))
 def test_spec(spec, seed):
     check_spec(spec, seed)
@@ -118,7 +118,7 @@ GENERIC_WINDOWS = [  # no VJP in JAX: only the JVP is checked
 
 
 @pytest.mark.parametrize("spec", GENERIC_WINDOWS, ids=lambda s: s.name)
-@ROWS
+@SPEC_EXAMPLES
 @given(st.integers(0, 2**31 - 1))
 def test_generic_reduce_window_jvp(spec, seed):
     args = spec.draw(seed)
@@ -233,7 +233,7 @@ def window_specs(draw):
 
 @pytest.mark.parametrize("specs", [reduction_specs(), cumulative_specs(), window_specs()],
                          ids=["reductions", "cumulative", "windows"])
-@CONFIGS
+@CONFIG_EXAMPLES
 @given(data=st.data())
 def test_random_configs(specs, data):
     check_spec(data.draw(specs), data.draw(st.integers(0, 2**31 - 1)))

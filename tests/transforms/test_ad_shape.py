@@ -8,12 +8,14 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ir import lax, parse_jaxpr
 from ir.errors import UnsupportedPrimitive
 from tests.transforms.ad_helpers import (
+    CONFIG_EXAMPLES,
+    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
@@ -80,12 +82,10 @@ SPECS = [
 
 # The maps are linear, so argument values hardly matter: a row needs few examples (its derivative programs
 # are cached across them), and each random configuration is a new program to differentiate (0.2-1 s).
-ROWS = settings(max_examples=max(5, settings.default.max_examples // 5))
-CONFIGS = settings(max_examples=max(3, settings.default.max_examples // 20))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@ROWS
+@SPEC_EXAMPLES
 @given(st.integers(0, 2**31 - 1))
 def test_spec(spec, seed):
     check_spec(spec, seed)
@@ -159,7 +159,7 @@ def concatenate_specs(draw):
 @pytest.mark.parametrize("specs", [pad_specs(), slice_specs(), broadcast_specs(), reshape_specs(),
                                    transpose_specs(), concatenate_specs()],
                          ids=["pad", "slice", "broadcast", "reshape", "transpose", "concatenate"])
-@CONFIGS
+@CONFIG_EXAMPLES
 @given(data=st.data())
 def test_random_configs(specs, data):
     spec = data.draw(specs)
@@ -183,7 +183,7 @@ NP_INT_PARAMS = """{ lambda ; a:f64[3,4] v:f64[]. let
   in (j,) }"""
 
 
-@settings(max_examples=max(3, settings.default.max_examples // 20))
+@CONFIG_EXAMPLES
 @given(st.integers(0, 2**31 - 1))
 def test_numpy_int_params(seed):
     closed = parse_jaxpr(NP_INT_PARAMS)

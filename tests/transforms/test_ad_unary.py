@@ -5,45 +5,36 @@ families (every case once per run: the JVP check on half of them, the VJP check 
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
-from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import ir.lax as lax
 from eval.oracle import load_fixtures
 from ir import make_jaxpr
-from ir.text import print_jaxpr
 from ir.tracing import bind
 from tests.oracle_paths import ORACLE
-from tests.transforms import ad_helpers
 from tests.transforms.ad_helpers import (
+    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
-    check_fd,
     check_spec,
-    check_transpose,
     jvp_eval,
     program_of,
     vjp_eval,
 )
 from tests.transforms.test_ad_coverage import NOT_DIFFERENTIABLE_IN_JAX
-from transforms.ad.build import differentiable
-from transforms.ad.programs import Options
 from transforms.ad.rule import JVP, VJP, ZERO_DERIVATIVE
 from transforms.ad.rules import unary
 
 SEED = st.integers(0, 2**31 - 1)
 M34 = (3, 4)
-# Each row's derivative programs are built once (see `rule_programs_built_once`), so an example costs only
-# evaluations; a fifth of the profile's budget (20 in `ci`) keeps the module near a minute on 2 cores.
-EXAMPLES = max(1, settings.default.max_examples // 5)
 
 
 @dataclass(frozen=True)
@@ -105,76 +96,17 @@ SPECS = [
 ]
 
 
-_built: dict = {}
-
-
-def _once(build):
-    def cached(closed, *args, **kwargs):
-        key = (build.__name__, print_jaxpr(closed), repr(args), repr(sorted(kwargs.items())))
-        if key not in _built:
-            _built[key] = build(closed, *args, options=Options(rules="none"), **kwargs)
-        return _built[key]
-
-    return cached
-
-
-@contextmanager
-def rule_programs_built_once():
-    """The rows check the rules themselves: their derivative programs are extracted without the
-    algebraic rules (which the oracle tests run), and built once per traced program (the same for
-    every example of a row), where check_spec would build them for every drawn example."""
-    with mock.patch.object(ad_helpers, "jvp_program", _once(ad_helpers.jvp_program)), \
-            mock.patch.object(ad_helpers, "vjp_program", _once(ad_helpers.vjp_program)):
-        yield
-
-
-# JAX transposes maps that are only R-linear on complex values (parts, modulus, conjugation, complex <->
-# real conversion) for the pairing Re Σ a·b; ad_helpers.check_transpose compares the complex Σ a·b,
-# which holds for C-linear maps only.
-R_LINEAR = {"real-c128", "imag-c128", "conj-c128", "abs-c128", "conj-f64", "convert-f64-c128", "convert-c128-f64"}
-
-
-def _random_like(rng, x: np.ndarray) -> np.ndarray:
-    if np.iscomplexobj(x):
-        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
-    return rng.standard_normal(x.shape).astype(x.dtype)
-
-
-def _real_pairing(xs, ys) -> float:
-    return sum(float(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128)).real)
-               for a, b in zip(xs, ys, strict=True))
-
-
-def check_transpose_real_pairing(closed, args, seed: int, rtol: float = 1e-9) -> None:
-    """Re⟨v, J u⟩ = Re⟨Jᵀ v, u⟩ for random complex u and v."""
-    rng = np.random.default_rng(seed + 1)
-    u = [_random_like(rng, args[i]) for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
-    ju = jvp_eval(closed, args, u)
-    v = [_random_like(rng, x) for x in ju]
-    lhs, rhs = _real_pairing(v, ju), _real_pairing(vjp_eval(closed, args, v), u)
-    assert abs(lhs - rhs) <= rtol * max(1.0, abs(lhs)), f"Re<v, Ju> = {lhs} but Re<J^T v, u> = {rhs}"
-
-
-# Rows whose transpose identity needs another check than check_spec's: a float32 value rounds the
-# pairing at ~1e-7, and R-linear maps pair by real parts.
+# float32 values round the transpose pairing at ~1e-7.
 TRANSPOSE_RTOL = {"convert-f64-f32": 1e-6, "convert-f32-f64": 1e-6, "convert-c128-c64": 1e-6}
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@settings(max_examples=EXAMPLES)
+@SPEC_EXAMPLES
 @given(seed=SEED)
 def test_spec(spec, seed):
-    with rule_programs_built_once():
-        if spec.name not in R_LINEAR and spec.name not in TRANSPOSE_RTOL:
-            check_spec(spec, seed)
-            return
-        args = spec.draw(seed)
-        closed = program_of(spec, args)
-        check_fd(closed, args, seed, spec.rtol, spec.eps)
-        if spec.name in R_LINEAR:
-            check_transpose_real_pairing(closed, args, seed)
-        else:
-            check_transpose(closed, args, seed, TRANSPOSE_RTOL[spec.name])
+    if spec.name in TRANSPOSE_RTOL:
+        spec = dataclasses.replace(spec, transpose_rtol=TRANSPOSE_RTOL[spec.name])
+    check_spec(spec, seed)
 
 
 @pytest.mark.parametrize("fn", [lax.stop_gradient, lax.sign, lax.floor, lambda x: lax.round(x, 1)])
@@ -184,9 +116,8 @@ def test_zero_derivative_gives_zero_tangents_and_cotangents(fn):
     x = np.array([-1.5, -0.5, 0.0, 0.5, 2.0])
     closed = make_jaxpr(fn)(x)
     u = np.linspace(-1.0, 1.0, 5)
-    with rule_programs_built_once():
-        [jvp] = jvp_eval(closed, [x], [u])
-        [vjp] = vjp_eval(closed, [x], [u])
+    [jvp] = jvp_eval(closed, [x], [u])
+    [vjp] = vjp_eval(closed, [x], [u])
     np.testing.assert_array_equal(jvp, np.zeros(5))
     np.testing.assert_array_equal(vjp, np.zeros(5))
 
