@@ -14,7 +14,7 @@ demo: $(STAMP)
 	.venv/bin/eqjax demo
 
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 lint: $(STAMP)
 	.venv/bin/ruff check .

@@ -76,10 +76,15 @@ def cmd_optimize(args) -> int:
     closed = parse_jaxpr(_read_text(args.file))
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
                                  limits=_limits(args))
+    return _print_program(args, optimized, report)
+
+
+def _print_program(args, program, report) -> int:
+    """The program on stdout and the report on stderr, or both as one JSON object with --json."""
     if args.json:
-        print(json.dumps({"jaxpr": str(optimized), "report": report.as_dict()}, indent=1))
+        print(json.dumps({"jaxpr": str(program), "report": report.as_dict()}, indent=1))
     else:
-        print(optimized)
+        print(program)
         print(report.summary(), file=sys.stderr)
     return 0
 
@@ -102,12 +107,7 @@ def cmd_derivative(args) -> int:
         program, report = jvp_program(closed, floats, options)
     else:
         program, report = vjp_program(closed, floats, seed="inputs", options=options)
-    if args.json:
-        print(json.dumps({"jaxpr": str(program), "report": report.as_dict()}, indent=1))
-    else:
-        print(program)
-        print(report.summary(), file=sys.stderr)
-    return 0
+    return _print_program(args, program, report)
 
 
 def cmd_rules(args) -> int:

@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import settings
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eval.interpreter import eval_jaxpr
 from eval.oracle import load_fixtures, run_conformance
@@ -147,6 +149,19 @@ def check_transpose(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-9
     rhs = sum((_inner(a, b) for a, b in zip(jtv, u, strict=True)), 0j).real
     scale = max(1.0, abs(lhs), sum(float(np.sum(np.abs(a))) for a in ju))
     assert abs(lhs - rhs) <= rtol * scale, f"<v, Ju> = {lhs} but <J^T v, u> = {rhs}"
+
+
+def spec_test(specs: Sequence[Spec]):
+    """The test of a module's spec table: `test_spec = spec_test(SPECS)` checks every row under
+    hypothesis (`SPEC_EXAMPLES` seeds per row)."""
+
+    @pytest.mark.parametrize("spec", specs, ids=lambda s: s.name)
+    @SPEC_EXAMPLES
+    @given(st.integers(0, 2**31 - 1))
+    def test_spec(spec, seed):
+        check_spec(spec, seed)
+
+    return test_spec
 
 
 def check_spec(spec: Spec, seed: int) -> None:

@@ -8,7 +8,6 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
 import ir.lax as lax
@@ -16,14 +15,13 @@ from eval.interpreter import eval_jaxpr
 from ir import make_jaxpr
 from ir.tracing import bind
 from tests.transforms.ad_helpers import (
-    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
     check_fd,
-    check_spec,
     check_transpose,
     jvp_eval,
+    spec_test,
     vjp_eval,
 )
 from transforms.ad.build import differentiable
@@ -76,11 +74,7 @@ SPECS = [
 ]
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@SPEC_EXAMPLES
-@given(seed=SEED)
-def test_rule_matches_finite_differences_and_transposes(spec, seed):
-    check_spec(spec, seed)
+test_rule_matches_finite_differences_and_transposes = spec_test(SPECS)
 
 
 def test_complex_from_parts():

@@ -18,7 +18,6 @@ from ir.params import Record
 from ir.tracing import bind
 from tests.transforms.ad_helpers import (
     CONFIG_EXAMPLES,
-    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
@@ -27,6 +26,7 @@ from tests.transforms.ad_helpers import (
     check_transpose,
     jvp_eval,
     program_of,
+    spec_test,
     vjp_eval,
 )
 from transforms.ad.programs import vjp_program
@@ -122,11 +122,7 @@ SPECS = [
 # only cost NumPy; random configurations each build new programs.
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@SPEC_EXAMPLES
-@given(st.integers(0, 2**31 - 1))
-def test_spec(spec, seed):
-    check_spec(spec, seed)
+test_spec = spec_test(SPECS)
 
 
 # --- the branches of JAX's transposes ----------------------------------------------------------------

@@ -17,13 +17,13 @@ from ir.errors import UnsupportedPrimitive
 from ir.tracing import bind, trace_flat
 from tests.transforms.ad_helpers import (
     CONFIG_EXAMPLES,
-    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
     check_spec,
     jvp_eval,
     program_of,
+    spec_test,
     vjp_eval,
 )
 from transforms.ad.rules import indexing as indexing_rules
@@ -143,11 +143,7 @@ SPECS = [
 
 # A row's examples share its derivative programs (ad_helpers caches them); each example evaluates them and
 # the primal with NumPy (20-40 ms), and every example draws new index values.
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@SPEC_EXAMPLES
-@given(st.integers(0, 2**31 - 1))
-def test_spec(spec, seed):
-    check_spec(spec, seed)
+test_spec = spec_test(SPECS)
 
 
 # --- random gather / scatter configurations ------------------------------------------------------------

@@ -25,6 +25,7 @@ from tests.transforms.ad_helpers import (
     check_spec,
     jvp_eval,
     program_of,
+    spec_test,
     vjp_eval,
 )
 from transforms.ad import api
@@ -102,11 +103,7 @@ SPECS = [
 # Derivative programs are cached per row, so later examples cost only NumPy evaluation.
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@SPEC_EXAMPLES
-@given(st.integers(0, 2**31 - 1))
-def test_spec(spec, seed):
-    check_spec(spec, seed)
+test_spec = spec_test(SPECS)
 
 
 GENERIC_WINDOWS = [  # no VJP in JAX: only the JVP is checked

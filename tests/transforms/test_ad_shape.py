@@ -15,7 +15,6 @@ from ir import lax, parse_jaxpr
 from ir.errors import UnsupportedPrimitive
 from tests.transforms.ad_helpers import (
     CONFIG_EXAMPLES,
-    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
@@ -24,6 +23,7 @@ from tests.transforms.ad_helpers import (
     check_transpose,
     jvp_eval,
     program_of,
+    spec_test,
     vjp_eval,
 )
 from transforms.ad.rules import shape as shape_rules
@@ -84,11 +84,7 @@ SPECS = [
 # are cached across them), and each random configuration is a new program to differentiate (0.2-1 s).
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@SPEC_EXAMPLES
-@given(st.integers(0, 2**31 - 1))
-def test_spec(spec, seed):
-    check_spec(spec, seed)
+test_spec = spec_test(SPECS)
 
 
 # --- random configurations --------------------------------------------------------------------------

@@ -5,13 +5,11 @@ families (every case once per run: the JVP check on half of them, the VJP check 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
 import ir.lax as lax
@@ -20,13 +18,12 @@ from ir import make_jaxpr
 from ir.tracing import bind
 from tests.oracle_paths import ORACLE
 from tests.transforms.ad_helpers import (
-    SPEC_EXAMPLES,
     Dom,
     Spec,
     assert_oracle,
-    check_spec,
     jvp_eval,
     program_of,
+    spec_test,
     vjp_eval,
 )
 from tests.transforms.test_ad_coverage import NOT_DIFFERENTIABLE_IN_JAX
@@ -81,12 +78,15 @@ SPECS = [
     Spec("conj-f64", lambda x: lax.conj(x), [Dom(M34)]),
     # dtype family: conversions between float widths and to/from complex; reduce_precision to f64's
     # own format is the identity (to a narrower one it is a staircase, which finite differences cannot see)
-    Spec("convert-f64-f32", lambda x: lax.convert_element_type(x, "float32"), [Dom(M34)], rtol=1e-4, eps=1e-2),
+    # float32 values round the transpose pairing at ~1e-7
+    Spec("convert-f64-f32", lambda x: lax.convert_element_type(x, "float32"), [Dom(M34)], rtol=1e-4, eps=1e-2,
+         transpose_rtol=1e-6),
     Spec("convert-f32-f64", lambda x: lax.convert_element_type(x, "float64"), [Dom(M34, dtype="float32")],
-         rtol=1e-4, eps=1e-2),
+         rtol=1e-4, eps=1e-2, transpose_rtol=1e-6),
     Spec("convert-f64-c128", lambda x: lax.convert_element_type(x, "complex128"), [Dom(M34)]),
     Spec("convert-c128-f64", lambda x: lax.convert_element_type(x, "float64"), [CDom(M34)]),
-    Spec("convert-c128-c64", lambda x: lax.convert_element_type(x, "complex64"), [CDom(M34)], rtol=1e-4, eps=1e-2),
+    Spec("convert-c128-c64", lambda x: lax.convert_element_type(x, "complex64"), [CDom(M34)], rtol=1e-4, eps=1e-2,
+         transpose_rtol=1e-6),
     Spec("convert-i32-f64", lambda x: lax.convert_element_type(x, "float64"),
          [Dom(M34, dtype="int32", values=(-3, 0, 5))]),
     Spec("convert-f64-i32", lambda x: lax.convert_element_type(x, "int32"), [Dom(M34)]),
@@ -96,17 +96,7 @@ SPECS = [
 ]
 
 
-# float32 values round the transpose pairing at ~1e-7.
-TRANSPOSE_RTOL = {"convert-f64-f32": 1e-6, "convert-f32-f64": 1e-6, "convert-c128-c64": 1e-6}
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
-@SPEC_EXAMPLES
-@given(seed=SEED)
-def test_spec(spec, seed):
-    if spec.name in TRANSPOSE_RTOL:
-        spec = dataclasses.replace(spec, transpose_rtol=TRANSPOSE_RTOL[spec.name])
-    check_spec(spec, seed)
+test_spec = spec_test(SPECS)
 
 
 @pytest.mark.parametrize("fn", [lax.stop_gradient, lax.sign, lax.floor, lambda x: lax.round(x, 1)])
