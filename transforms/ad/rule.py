@@ -15,7 +15,11 @@ Entry kinds (the lambda's arguments: the seed, the operands, the result(s), then
                          f(tangents, primals, outs, aux) returns one term per result
     vjp_whole(prim, i, f) operand i's contribution from every result's cotangent (multi-result ops),
                          f(cts, primals, outs, aux)
+    jvp_linear(prim, is)  the op is linear in those operands: the op itself applied to the tangent
     zero_derivative(prims) results never carry a tangent (floor, sign, comparisons, argmax, ...)
+    add(...)             the general form the others are made of (several results, several seeds)
+Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `arities=` (variadic primitives:
+one rule per operand count), `variant=` (several rules of one slot); inside a lambda `require(fact)`.
 
 Params a rule needs beyond the operands' values (a kept-axes list, an inverse permutation, the params
 of a node it builds) come from `Aux`: a Python function of (params, operand avals, result avals)
