@@ -1,4 +1,5 @@
-"""`make demo`: the whole path on a small MLP loss — trace, optimize through the e-graph, evaluate.
+"""`make demo`: the whole path on a small MLP loss — trace, optimize through the e-graph, evaluate,
+then its gradient built by the AD rules in the same kind of e-graph, checked by finite differences.
 
 The loss is written the way people write it when refactoring (a normalisation by 1.0, a residual
 `h - h*0` left from an experiment, a transpose applied twice); the optimizer removes what it can
@@ -47,3 +48,18 @@ def run_demo() -> None:
     (w1, b1), (w2, b2) = params
     direct = np.mean((np.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
     print(f"# plain NumPy reference:  loss = {float(direct):.12g}")
+
+    from transforms.ad.programs import vjp_program
+
+    n_params = len(tree_leaves(params))
+    gradient, grad_report = vjp_program(closed, list(range(n_params)), seed="ones", cotangent_outputs=[0])
+    print("\n# gradient with respect to the params (AD rules + default algebra, one e-graph)")
+    print(gradient)
+    print(grad_report.summary())
+    grads = eval_jaxpr(gradient, *leaves)
+    w1 = leaves[0]
+    step = np.zeros_like(w1)
+    step[0, 0] = 1e-6
+    moved = [w1 + step, *leaves[1:]], [w1 - step, *leaves[1:]]
+    fd = (float(eval_jaxpr(closed, *moved[0])[0]) - float(eval_jaxpr(closed, *moved[1])[0])) / 2e-6
+    print(f"\n# d loss / d w1[0,0] = {float(grads[0][0, 0]):.9g} (gradient program), {fd:.9g} (central difference)")
