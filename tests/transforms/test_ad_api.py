@@ -117,3 +117,19 @@ def test_errors_name_the_problem():
         grad(lambda x: x * x)(np.int32(3))
     with pytest.raises(UnsupportedPrimitive, match="nextafter"):
         grad(lambda x: jnp.nextafter(x, 2.0))(1.0)
+
+
+def test_gradient_program_is_byte_identical_across_processes(tmp_path):
+    import subprocess
+    import sys
+
+    from eval.oracle import load_fixtures
+    from tests.oracle_paths import ORACLE
+
+    [case] = [c for c in load_fixtures([ORACLE], ["programs"]) if c.id == "program/layernorm"]
+    src = tmp_path / "p.jaxpr"
+    src.write_text(case.jaxpr_text)
+    texts = {subprocess.run([sys.executable, "-m", "transforms.cli", "grad", str(src)], capture_output=True,
+                            text=True, check=True, env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout
+             for seed in ("1", "2")}
+    assert len(texts) == 1 and "reduce_sum" in texts.pop()
