@@ -15,7 +15,7 @@ from rewrites.engine import optimize
 from rewrites.prove import prove_equal
 from rewrites.rulesets import all_rules
 from tests.rewrites.helpers import F64, assert_proves
-from tests.rewrites.test_rules_compare import assert_bitwise_equal, rule_named
+from tests.rewrites.rule_checks import assert_bitwise_equal, rule_named
 
 I32 = ShapedArray((3,), int32)
 B = ShapedArray((3,), bool_)

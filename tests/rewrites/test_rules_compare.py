@@ -1,7 +1,6 @@
 """Comparison, select, clamp and max/min rules, egg-style: one line per equation that must (or must not)
 be proved, each also by its rule alone. Exact rules are also checked bit for bit on special values."""
 
-import itertools
 
 import numpy as np
 import pytest
@@ -11,50 +10,15 @@ from eval.interpreter import eval_jaxpr
 from ir import lax
 from ir.core import ShapedArray
 from ir.dtypes import bool_, float32, float64, int32, uint8
-from ir.dtypes import from_numpy as dtype_of_numpy
 from ir.tracing import make_jaxpr
 from rewrites.prove import prove_equal
 from rewrites.rulesets import all_rules
 from tests.rewrites.helpers import F32, F64, assert_not_proves, assert_proves
+from tests.rewrites.rule_checks import I32, B, assert_bitwise_equal, matches, rule_named
 
-I32 = ShapedArray((3,), int32)
 U8 = ShapedArray((3,), uint8)
-B = ShapedArray((3,), bool_)
 I2 = (I32, I32)
 F64_0 = ShapedArray((), float64)
-
-FLOAT_SPECIALS = [-np.inf, -2.0, -1.0, -0.5, -0.0, 0.0, 1e-310, 0.5, 1.0, 2.0, 1e308, np.inf, np.nan]
-INT_SPECIALS = [np.iinfo(np.int32).min, -2, -1, 0, 1, 2, np.iinfo(np.int32).max]
-
-
-def special_args(dtype, n: int) -> list[np.ndarray]:
-    """Every combination of `n` special values of `dtype` (±0, ±inf, nan, extremes), as `n` vectors."""
-    values = FLOAT_SPECIALS if dtype.is_float else INT_SPECIALS if dtype.kind == "i" else [False, True]
-    combos = np.array(list(itertools.product(values, repeat=n)), dtype=np.float64).T
-    with np.errstate(invalid="ignore", over="ignore"):
-        return [c.astype(dtype.numpy) for c in combos]
-
-
-def assert_bitwise_equal(f, g, *dtypes) -> None:
-    """f and g give identical bits on every combination of special inputs (any nan equals any nan).
-    Bool operands next to another dtype get its specials' truth values."""
-    main = next((t for t in dtypes if t != bool_), bool_)
-    specials = special_args(main, len(dtypes))
-    args = [a if t == main else a.astype(bool) for a, t in zip(specials, dtypes, strict=True)]
-    avals = [ShapedArray(a.shape, t) for a, t in zip(args, dtypes, strict=True)]
-    lhs_outs, rhs_outs = (eval_jaxpr(make_jaxpr(h)(*avals), *args) for h in (f, g))
-    for lhs, rhs in zip(map(np.asarray, lhs_outs), map(np.asarray, rhs_outs), strict=True):
-        assert lhs.dtype == rhs.dtype and lhs.shape == rhs.shape
-        bits = lhs.view(np.uint8).reshape(lhs.size, -1) == rhs.view(np.uint8).reshape(rhs.size, -1)
-        same = bits.all(1)
-        if dtype_of_numpy(lhs.dtype).is_float:
-            same |= np.isnan(lhs) & np.isnan(rhs)
-        assert same.all(), f"differ at {[a[~same][:4] for a in args]}: {lhs[~same][:4]} vs {rhs[~same][:4]}"
-
-
-def rule_named(name: str):
-    return next(r for r in all_rules() if r.name == name)
-
 
 def where(c, x, y):
     return jnp.where(c, x, y)
@@ -157,11 +121,6 @@ NOT_IN_DEFAULT = [
 @pytest.mark.parametrize("f,g,avals", NOT_IN_DEFAULT)
 def test_unsafe_not_in_default(f, g, avals):
     assert_not_proves(f, g, *avals, rules="default")
-
-
-def matches(rule: str, f, *avals) -> int:
-    """How often `rule` matched while saturating `f` alone under the fast set."""
-    return prove_equal(f, f, *avals, rules="fast").report.rule_matches[rule]
 
 
 def test_restrictions():

@@ -12,7 +12,7 @@ from ir.tracing import make_jaxpr
 from rewrites.prove import prove_equal
 from rewrites.rulesets import all_rules
 from tests.rewrites.helpers import F64, assert_not_proves, assert_proves
-from tests.rewrites.test_rules_compare import assert_bitwise_equal, matches, rule_named
+from tests.rewrites.rule_checks import assert_bitwise_equal, matches, rule_named
 
 I32 = ShapedArray((3,), int32)
 F64_0 = ShapedArray((), float64)

@@ -1,15 +1,14 @@
 """exp/log/pow laws, egg-style. Guarded rows use operands the value analysis knows are positive
 (x*x + 1) or finite (literals); the same equations over arbitrary inputs must not be proved."""
 
-import pytest
 
 import ir.numpy as jnp
 from ir import lax
 from ir.core import ShapedArray
 from ir.dtypes import complex128
 from rewrites.rules import explog
-from tests.rewrites.helpers import F64, assert_not_proves
-from tests.rewrites.test_rules_arith import F2, F3, check_rule, pos, rows_cover
+from tests.rewrites.helpers import F64
+from tests.rewrites.rule_checks import F2, F3, pos, rows_cover, table_tests
 
 C128 = ShapedArray((3,), complex128)
 exp, log = jnp.exp, jnp.log
@@ -58,14 +57,7 @@ NOT_PROVES = [
 ]
 
 
-@pytest.mark.parametrize("name,f,g,avals,rules", PROVES, ids=[p[0] for p in PROVES])
-def test_proves(name, f, g, avals, rules):
-    check_rule(name, f, g, avals, rules)
-
-
-@pytest.mark.parametrize("why,f,g,avals,rules", NOT_PROVES, ids=[p[0] for p in NOT_PROVES])
-def test_not_proves(why, f, g, avals, rules):
-    assert_not_proves(f, g, *avals, rules=rules)
+test_proves, test_not_proves = table_tests(PROVES, NOT_PROVES)
 
 
 def test_every_rule_has_a_row():

@@ -20,7 +20,7 @@ from rewrites.rules import fold
 from rewrites.rulesets import all_rules, analysis_rules
 from rewrites.terms import Arr
 from tests.rewrites.helpers import F32, F64, assert_not_proves
-from tests.rewrites.test_rules_arith import I32, check_rule, rows_cover
+from tests.rewrites.rule_checks import I32, check_rule, rows_cover
 
 f64, f32, f16, bf16 = np.float64, np.float32, np.float16, ml_dtypes.bfloat16
 i32, u8 = np.int32, np.uint8

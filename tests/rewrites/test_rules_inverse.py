@@ -2,15 +2,14 @@
 g's range leaves f's domain."""
 
 import numpy as np
-import pytest
 
 import ir.numpy as jnp
 from ir import lax
 from ir.core import ShapedArray
 from ir.dtypes import bfloat16, complex128, float16, float32, float64, int32, int64, uint8
 from rewrites.rules import inverse
-from tests.rewrites.helpers import F32, F64, assert_not_proves
-from tests.rewrites.test_rules_arith import F2, I32, B, check_rule, rows_cover
+from tests.rewrites.helpers import F32, F64
+from tests.rewrites.rule_checks import F2, I32, B, rows_cover, table_tests
 
 C128 = ShapedArray((3,), complex128)
 F16 = ShapedArray((3,), float16)
@@ -78,14 +77,7 @@ NOT_PROVES = [
 ]
 
 
-@pytest.mark.parametrize("name,f,g,avals,rules", PROVES, ids=[p[0] for p in PROVES])
-def test_proves(name, f, g, avals, rules):
-    check_rule(name, f, g, avals, rules)
-
-
-@pytest.mark.parametrize("why,f,g,avals,rules", NOT_PROVES, ids=[p[0] for p in NOT_PROVES])
-def test_not_proves(why, f, g, avals, rules):
-    assert_not_proves(f, g, *avals, rules=rules)
+test_proves, test_not_proves = table_tests(PROVES, NOT_PROVES)
 
 
 def test_every_rule_has_a_row():

@@ -3,13 +3,12 @@ division by constants. Exact rows are also checked bit for bit on special values
 squaring order for integer_pow)."""
 
 import numpy as np
-import pytest
 
 import ir.numpy as jnp
 from ir import lax
 from rewrites.rules import strength
-from tests.rewrites.helpers import F32, F64, assert_not_proves
-from tests.rewrites.test_rules_arith import I32, check_rule, pos, rows_cover
+from tests.rewrites.helpers import F32, F64
+from tests.rewrites.rule_checks import I32, pos, rows_cover, table_tests
 
 
 def ipow(x, n):
@@ -70,14 +69,7 @@ NOT_PROVES = [
 ]
 
 
-@pytest.mark.parametrize("name,f,g,avals,rules", PROVES, ids=[p[0] for p in PROVES])
-def test_proves(name, f, g, avals, rules):
-    check_rule(name, f, g, avals, rules)
-
-
-@pytest.mark.parametrize("why,f,g,avals,rules", NOT_PROVES, ids=[p[0] for p in NOT_PROVES])
-def test_not_proves(why, f, g, avals, rules):
-    assert_not_proves(f, g, *avals, rules=rules)
+test_proves, test_not_proves = table_tests(PROVES, NOT_PROVES)
 
 
 def test_every_rule_has_a_row():

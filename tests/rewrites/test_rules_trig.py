@@ -13,7 +13,7 @@ from ir.tracing import make_jaxpr
 from rewrites.prove import prove_equal
 from rewrites.rulesets import all_rules
 from tests.rewrites.helpers import F32, F64, assert_not_proves, assert_proves
-from tests.rewrites.test_rules_compare import assert_bitwise_equal, matches, rule_named
+from tests.rewrites.rule_checks import assert_bitwise_equal, matches, rule_named
 
 ODD = {"sin": jnp.sin, "tan": jnp.tan, "sinh": jnp.sinh, "tanh": jnp.tanh, "asin": jnp.arcsin,
        "atan": jnp.arctan, "asinh": jnp.arcsinh, "atanh": jnp.arctanh}

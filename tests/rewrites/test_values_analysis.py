@@ -20,7 +20,7 @@ from rewrites.encode import encode
 from rewrites.rule import GUARDED
 from rewrites.rulesets import all_rules, analysis_rules
 from tests.rewrites.helpers import F64
-from tests.rewrites.test_rules_arith import fin, pos, special_values
+from tests.rewrites.rule_checks import fin, float_kind, pos, special_values
 
 C128 = ShapedArray((3,), complex128)
 I32 = ShapedArray((3,), int32)
@@ -222,7 +222,6 @@ GUARDS = [
 
 @pytest.mark.parametrize("name,f,g,n,guard", GUARDS, ids=[r[0] for r in GUARDS])
 def test_guarded_rule_agrees_under_its_guard(name, f, g, n, guard):
-    from tests.rewrites.test_rules_arith import _kind
 
     grid = list(itertools.product(special_values(F64.dtype, extremes=False) + [3.0, 0.25], repeat=n))
     columns = [np.array([c[i] for c in grid]) for i in range(n)]
@@ -231,7 +230,7 @@ def test_guarded_rule_agrees_under_its_guard(name, f, g, n, guard):
     avals = [ShapedArray(a.shape, F64.dtype) for a in args]
     with np.errstate(all="ignore"):
         lhs, rhs = (np.asarray(eval_jaxpr(make_jaxpr(h)(*avals), *args)[0]) for h in (f, g))
-    bad = _kind(lhs) != _kind(rhs)
+    bad = float_kind(lhs) != float_kind(rhs)
     assert not bad.any(), f"{name}: differ at {[a[bad][:4] for a in args]}: {lhs[bad][:4]} vs {rhs[bad][:4]}"
 
 
