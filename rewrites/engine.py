@@ -184,7 +184,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
     egraph.run(run(prep.analysis).saturate())
 
 
-def run_prelude(prep: Prepared, limits: Limits, report: Report) -> None:
+def run_prelude(prep: Prepared, report: Report) -> None:
     """Saturate the prelude rules (with the analyses) before any algebraic rule runs.
 
     Used for rules that expand definitions once (AD's linearization nodes): running them with the
@@ -231,7 +231,7 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         if prep.prelude_rules:
             clock = time.perf_counter()
-            run_prelude(prep, limits, report)
+            run_prelude(prep, report)
             report.seconds["prelude"] = time.perf_counter() - clock
         clock = time.perf_counter()
         saturate(prep, enc.n_eqns, limits, report)

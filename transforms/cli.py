@@ -92,7 +92,7 @@ def _print_program(args, program, report) -> int:
 def cmd_derivative(args) -> int:
     from ir.text import parse_jaxpr
     from transforms.ad.build import differentiable
-    from transforms.ad.programs import Options, jvp_program, vjp_program
+    from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
 
     closed = parse_jaxpr(_read_text(args.file))
     options = Options(args.rules, args.cost, args.extractor, _limits(args))
@@ -102,7 +102,7 @@ def cmd_derivative(args) -> int:
         out = closed.jaxpr.outvars[0].aval if closed.jaxpr.outvars else None
         if len(closed.jaxpr.outvars) != 1 or out.shape != ():
             raise SystemExit("eqjax grad: the program must have one scalar output")
-        program, report = vjp_program(closed, argnums, seed="ones", cotangent_outputs=[0], options=options)
+        program, report = grad_program(closed, argnums, options=options)
     elif args.command == "jvp":
         program, report = jvp_program(closed, floats, options)
     else:

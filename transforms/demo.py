@@ -49,10 +49,10 @@ def run_demo() -> None:
     direct = np.mean((np.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
     print(f"# plain NumPy reference:  loss = {float(direct):.12g}")
 
-    from transforms.ad.programs import vjp_program
+    from transforms.ad.programs import grad_program
 
     n_params = len(tree_leaves(params))
-    gradient, grad_report = vjp_program(closed, list(range(n_params)), seed="ones", cotangent_outputs=[0])
+    gradient, grad_report = grad_program(closed, list(range(n_params)))
     print("\n# gradient with respect to the params (AD rules + default algebra, one e-graph)")
     print(gradient)
     print(grad_report.summary())

@@ -8,7 +8,7 @@ import pytest
 import ir.numpy as jnp
 from ir import make_jaxpr
 from transforms.ad.bench import residual_chain
-from transforms.ad.programs import Options, vjp_program
+from transforms.ad.programs import Options, grad_program
 
 
 def diamonds(depth: int):
@@ -21,8 +21,7 @@ def diamonds(depth: int):
 
 
 def ad_size(closed) -> int:
-    _, report = vjp_program(closed, list(range(len(closed.jaxpr.invars))), seed="ones", cotangent_outputs=[0],
-                            options=Options(rules="none"))
+    _, report = grad_program(closed, list(range(len(closed.jaxpr.invars))), options=Options(rules="none"))
     return report.prelude_enodes
 
 

@@ -23,7 +23,7 @@ from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer, trace_to_ja
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
 from rewrites.engine import Limits, Report
 from transforms.ad.build import differentiable
-from transforms.ad.programs import GradTypeError, Options, jvp_program, vjp_program
+from transforms.ad.programs import GradTypeError, Options, grad_program, jvp_program, vjp_program
 
 
 @dataclass
@@ -82,16 +82,12 @@ def _argnums(argnums: int | Sequence[int], n_args: int) -> tuple[int, ...]:
     return tuple(i % n_args for i in nums)
 
 
-def _options(rules, cost, extractor, limits) -> Options:
-    return Options(rules, cost, extractor, limits)
-
-
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
                    rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None):
     """`(f(*args), ∇f(*args))` for a scalar-valued `f`, the gradient with respect to `argnums` (an int
     gives that argument's gradient, a tuple a tuple of them). With `has_aux`, `f` returns `(out, aux)`
     and the result is `((out, aux), grad)`."""
-    options = _options(rules, cost, extractor, limits)
+    options = Options(rules, cost, extractor, limits)
     cache = _Cache()
 
     def value_and_grad_f(*args):
@@ -99,8 +95,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         nums = _argnums(argnums, len(args))
         _check_scalar_output(staged, has_aux)
         wrt = [i for n in nums for i in staged.arg_leaves[n]]
-        program, _ = cache.get(nums, staged, lambda: vjp_program(
-            staged.closed, wrt, seed="ones", keep_outputs=True, cotangent_outputs=[0], options=options))
+        program, _ = cache.get(nums, staged, lambda: grad_program(staged.closed, wrt, keep_outputs=True,
+                                                                  options=options))
         results = run_program(program, staged.flat_args)
         n_out = staged.out_tree.num_leaves
         value = tree_unflatten(staged.out_tree, results[:n_out])
@@ -157,7 +153,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default"
         raise TypeError(f"jvp: tangents have structure {t_tree}, primals {staged.in_tree}")
     in_avals = staged.closed.in_avals
     wrt = [i for i, a in enumerate(in_avals) if i >= staged.n_hoisted and differentiable(a)]
-    program, _ = jvp_program(staged.closed, wrt, _options(rules, cost, extractor, limits))
+    program, _ = jvp_program(staged.closed, wrt, Options(rules, cost, extractor, limits))
     used = [t for t, a in zip(t_leaves, in_avals[staged.n_hoisted:], strict=True) if differentiable(a)]
     results = run_program(program, [*staged.flat_args, *used])
     n_out = staged.out_tree.num_leaves
@@ -171,7 +167,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, rules="default", cost="f
     """`(f(*primals), pullback)` where `pullback(cotangents)` gives one cotangent per primal (None
     inside it for integer leaves is not used: they get float0-like bool zeros, as JAX's float0)."""
     staged = stage(fun, primals)
-    options = _options(rules, cost, extractor, limits)
+    options = Options(rules, cost, extractor, limits)
     out_avals = staged.closed.out_avals
     n_main = staged.out_tree.children[0].num_leaves if has_aux else staged.out_tree.num_leaves
     outs = run_program(staged.closed, staged.flat_args)

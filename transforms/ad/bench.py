@@ -20,7 +20,7 @@ from ir.errors import EqjaxError
 from ir.text import parse_jaxpr
 from rewrites.costs import get_cost_model, jaxpr_cost
 from rewrites.engine import count_eqns
-from transforms.ad.programs import Options, vjp_program
+from transforms.ad.programs import Options, grad_program
 
 DEPTHS = (8, 16, 32, 64, 128, 256)
 
@@ -46,12 +46,11 @@ def bench_chains(rules: str = "default", depths=DEPTHS) -> dict:
     print(f"{'L':>5}{'eqns':>7}{'AD nodes':>10}{'e-nodes':>10}{'grad s':>9}{'prelude s':>11}{'grad eqns':>11}")
     rows = []
     options = Options(rules=rules)
-    vjp_program(residual_chain(2), [0, 1], seed="ones", cotangent_outputs=[0], options=options)  # warm up
+    grad_program(residual_chain(2), [0, 1], options=options)  # warm up
     for depth in depths:
         closed = residual_chain(depth)
         start = time.perf_counter()
-        program, report = vjp_program(closed, list(range(len(closed.jaxpr.invars))), seed="ones",
-                                      cotangent_outputs=[0], options=options)
+        program, report = grad_program(closed, list(range(len(closed.jaxpr.invars))), options=options)
         seconds = time.perf_counter() - start
         rows.append((depth, report.prelude_enodes, seconds))
         print(f"{depth:>5}{count_eqns(closed):>7}{report.prelude_enodes:>10}{report.enodes:>10}{seconds:>9.3f}"
@@ -76,8 +75,7 @@ def bench_vs_jax(rules: str = "default", oracle=None) -> dict:
             continue
         spec = case.raw["grad"]
         try:
-            ours, _ = vjp_program(parse_case(case), spec["argnums"], seed="ones", cotangent_outputs=[0],
-                                  options=Options(rules=rules))
+            ours, _ = grad_program(parse_case(case), spec["argnums"], options=Options(rules=rules))
         except EqjaxError as e:
             skipped.append((case.id, str(e)))
             continue

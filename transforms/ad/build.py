@@ -25,21 +25,13 @@ from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
+from ir.shapes.elementwise import NARY, UNARY
 from rewrites.encode import Loader, egg_args, egg_call, egg_int, egg_ints, egg_str, literal_term
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
 
-ELEMENTWISE: frozenset[str]
-
-
-def _elementwise() -> frozenset[str]:
-    from ir.shapes.elementwise import NARY, UNARY
-
-    return frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
-                      "convert_element_type", "round", "reduce_precision"})
-
-
-ELEMENTWISE = _elementwise()
+ELEMENTWISE = frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
+                         "convert_element_type", "round", "reduce_precision"})
 
 
 def differentiable(aval: ShapedArray) -> bool:

@@ -5,6 +5,7 @@
     vjp_program(closed, wrt, seed)       inputs: primals (then a cotangent per float output when
                                          seed="inputs"); outputs: the primal outputs if `keep_outputs`,
                                          then the cotangent of each `wrt` input
+    grad_program(closed, argnums)        vjp_program seeded with 1 at the scalar output
 
 Each runs `rewrites.engine.optimize` with the AD rules as its prelude: the program is encoded, the
 builder (`transforms.ad.build`) adds the derivative's nodes, the AD rules expand them to
@@ -21,7 +22,7 @@ from egglog import Vec, i64
 
 from ir.core import ClosedJaxpr, ShapedArray, Var
 from ir.errors import EqjaxError
-from rewrites.encode import Loader, egg_call, egg_int, egg_str
+from rewrites.encode import Loader, Term
 from rewrites.engine import Limits, Report, optimize
 from rewrites.rule import Rule
 from rewrites.terms import Arr, ref
@@ -76,7 +77,7 @@ class _Outputs:
 
 def _new_input(enc, loader: Loader, aval: ShapedArray):
     enc.in_avals.append(aval)
-    term = egg_call("inp", egg_int(len(enc.in_avals) - 1))
+    term = Term("inp", (len(enc.in_avals) - 1,)).egg
     loader.facts(term, aval)
     return term
 
@@ -129,7 +130,7 @@ def vjp_program(closed: ClosedJaxpr, wrt: list[int], seed: str = "inputs", keep_
             if seed == "inputs":
                 term = _new_input(enc, loader, x.aval.strip_weak())
             else:
-                term = egg_call("scalar", _one(), egg_str(x.aval.dtype.name))
+                term = Term("scalar", (1.0, x.aval.dtype.name)).egg
             if isinstance(x, Var):  # a Literal output has no cotangent to pass on
                 seeds.setdefault(id(x), []).append(term)
         cts = builder.backward(jaxpr, [jaxpr.invars[i] for i in wrt], seeds)
@@ -143,7 +144,9 @@ def vjp_program(closed: ClosedJaxpr, wrt: list[int], seed: str = "inputs", keep_
     return _optimize(flat, extend, options)
 
 
-def _one():
-    from egglog import bindings as eb
-
-    return eb.Lit(eb.PanicSpan(), eb.Float(1.0))
+def grad_program(closed: ClosedJaxpr, argnums: list[int], keep_outputs: bool = False,
+                 options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
+    """The gradient of the first (scalar) output with respect to the `argnums` inputs (after the
+    outputs themselves if `keep_outputs`): `vjp_program` seeded with cotangent 1."""
+    return vjp_program(closed, list(argnums), seed="ones", keep_outputs=keep_outputs, cotangent_outputs=[0],
+                       options=options)
