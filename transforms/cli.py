@@ -91,12 +91,12 @@ def _print_program(args, program, report) -> int:
 
 def cmd_derivative(args) -> int:
     from ir.text import parse_jaxpr
-    from transforms.ad.build import differentiable
+    from transforms.ad.build import float_positions
     from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
 
     closed = parse_jaxpr(_read_text(args.file))
     options = Options(args.rules, args.cost, args.extractor, _limits(args))
-    floats = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    floats = float_positions(closed.jaxpr.invars)
     if args.command == "grad":
         argnums = [int(a) for a in args.argnums.split(",")] if args.argnums else [0]
         out = closed.jaxpr.outvars[0].aval if closed.jaxpr.outvars else None

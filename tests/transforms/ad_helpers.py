@@ -22,7 +22,7 @@ from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
-from transforms.ad.build import differentiable
+from transforms.ad.build import float_positions
 from transforms.ad.programs import Options, jvp_program, vjp_program
 
 
@@ -82,7 +82,7 @@ RAW = Options(rules="none")
 
 def jvp_eval(closed: ClosedJaxpr, args, tangents, options: Options = RAW) -> list:
     """Output tangents (float outputs) for `tangents` (one per float input)."""
-    wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    wrt = float_positions(closed.jaxpr.invars)
     program, _ = _cached(("jvp", options), closed, lambda: jvp_program(closed, wrt, options))
     got = eval_jaxpr(program, *args, *tangents, check=True)
     return got[len(closed.jaxpr.outvars):]
@@ -90,19 +90,11 @@ def jvp_eval(closed: ClosedJaxpr, args, tangents, options: Options = RAW) -> lis
 
 def vjp_eval(closed: ClosedJaxpr, args, cts, options: Options = RAW) -> list:
     """Input cotangents (float inputs) for `cts` (one per float output)."""
-    wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
-    outs = [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
+    wrt = float_positions(closed.jaxpr.invars)
+    outs = float_positions(closed.jaxpr.outvars)
     program, _ = _cached(("vjp", options), closed, lambda: vjp_program(
         closed, wrt, seed="inputs", cotangent_outputs=outs, options=options))
     return eval_jaxpr(program, *args, *cts, check=True)
-
-
-def _float_in(closed):
-    return [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
-
-
-def _float_out(closed):
-    return [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
 
 
 def _random_like(rng, x: np.ndarray) -> np.ndarray:
@@ -118,7 +110,7 @@ def _inner(a, b) -> complex:
 def check_fd(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-6, eps: float = 1e-6) -> None:
     """J·u from the JVP program equals the central difference (f(x + εu) - f(x - εu)) / 2ε."""
     rng = np.random.default_rng(seed)
-    ins, outs = _float_in(closed), _float_out(closed)
+    ins, outs = float_positions(closed.jaxpr.invars), float_positions(closed.jaxpr.outvars)
     u = [_random_like(rng, args[i]) for i in ins]
     got = jvp_eval(closed, args, u)
 
@@ -141,7 +133,7 @@ def check_transpose(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-9
     convention). The real part is what defines the transpose of maps linear only over the reals
     (real, imag, conj, complex abs); for random complex u and v it still determines Jᵀ."""
     rng = np.random.default_rng(seed + 1)
-    u = [_random_like(rng, args[i]) for i in _float_in(closed)]
+    u = [_random_like(rng, args[i]) for i in float_positions(closed.jaxpr.invars)]
     ju = jvp_eval(closed, args, u)
     v = [_random_like(rng, x) for x in ju]
     jtv = vjp_eval(closed, args, v)

@@ -39,6 +39,11 @@ def differentiable(aval: ShapedArray) -> bool:
     return aval.dtype.kind in "fc"
 
 
+def float_positions(atoms) -> list[int]:
+    """Positions of the differentiable values among `atoms` (a jaxpr's invars or outvars)."""
+    return [i for i, x in enumerate(atoms) if differentiable(x.aval)]
+
+
 class Builder:
     """Adds the AD nodes of one program to the e-graph its `loader` fills (see module docstring)."""
 
@@ -106,7 +111,7 @@ class Builder:
         tangent = dict(seeds)
         for eqn in jaxpr.eqns:
             tans = [tangent.get(id(x)) if isinstance(x, Var) else None for x in eqn.invars]
-            outs = [j for j, v in enumerate(eqn.outvars) if differentiable(v.aval)]
+            outs = float_positions(eqn.outvars)
             if all(t is None for t in tans) or not outs or eqn.primitive in ZERO_DERIVATIVE:
                 continue
             rules = jvp_rules(eqn.primitive)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from eval.interpreter import eval_jaxpr
 from eval.oracle import CHECKS, Case, CheckFailed, compare_lists, decode_array
 from ir.core import ClosedJaxpr
-from transforms.ad.build import differentiable
+from transforms.ad.build import differentiable, float_positions
 from transforms.ad.programs import grad_program, jvp_program, vjp_program
 
 
@@ -23,7 +23,7 @@ def check_jvp(case: Case, closed: ClosedJaxpr) -> None:
     spec = case.raw["jvp"]
     args = case.arrays("args")
     tangents = [decode_array(t) for t in spec["tangents"]]
-    wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    wrt = float_positions(closed.jaxpr.invars)
     program, _ = jvp_program(closed, wrt)
     got = eval_jaxpr(program, *args, *[tangents[i] for i in wrt], check=True)
     n_out = len(closed.jaxpr.outvars)
@@ -36,8 +36,8 @@ def check_vjp(case: Case, closed: ClosedJaxpr) -> None:
     spec = case.raw["vjp"]
     args = case.arrays("args")
     cts = [decode_array(c) for c in spec["cotangents"]]
-    outs = [j for j, v in enumerate(closed.jaxpr.outvars) if differentiable(v.aval)]
-    wrt = [i for i, v in enumerate(closed.jaxpr.invars) if differentiable(v.aval)]
+    outs = float_positions(closed.jaxpr.outvars)
+    wrt = float_positions(closed.jaxpr.invars)
     program, _ = vjp_program(closed, wrt, seed="inputs", cotangent_outputs=outs)
     got = eval_jaxpr(program, *args, *[cts[j] for j in outs], check=True)
     it = iter(got)
