@@ -206,11 +206,12 @@ Extend = Callable[[EGraph, Any, dict], list]
 
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
-             extend: Extend | None = None) -> tuple[ClosedJaxpr, Report]:
+             extend: Extend | None = None, baseline: ClosedJaxpr | None = None) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
 
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
-    outputs, and expand its own nodes before the algebra runs (see `run_prelude`)."""
+    outputs, and expand its own nodes before the algebra runs (see `run_prelude`); `baseline` is the
+    program the report's "before" counts describe (default `closed`)."""
     from rewrites.costs import get_cost_model, jaxpr_cost
 
     limits = limits or Limits()
@@ -218,8 +219,8 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     model = get_cost_model(cost)
     model_name = model.name
     report = Report([r.name for r in rule_list], cost_model=model_name, extractor=extractor)
-    report.eqns_before = count_eqns(closed)
-    report.cost_before = jaxpr_cost(model, closed)
+    report.eqns_before = count_eqns(baseline or closed)
+    report.cost_before = jaxpr_cost(model, baseline or closed)
     clock = time.perf_counter()
 
     with fresh_egraph(rule_list, prelude) as prep:

@@ -1,11 +1,12 @@
-"""User-facing transforms (`jit`, and AD as rewrite rules: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`,
-`jacrev`, `hessian`) and the `eqjax` command line."""
+"""User-facing transforms (`jit`, AD as rewrite rules: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`,
+`jacrev`, `hessian`, and batching as rewrite rules: `vmap`) and the `eqjax` command line."""
 
 from importlib import import_module
 
 _LAZY = {"jit": "transforms.api",
          **{name: "transforms.ad.api" for name in ("grad", "value_and_grad", "jvp", "vjp")},
-         **{name: "transforms.ad.jacobians" for name in ("jacfwd", "jacrev", "hessian")}}
+         **{name: "transforms.ad.jacobians" for name in ("jacfwd", "jacrev", "hessian")},
+         "vmap": "transforms.batching.api"}
 
 
 def __getattr__(name):

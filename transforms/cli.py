@@ -35,6 +35,7 @@ def _read_text(path: str) -> str:
 
 def cmd_conformance(args) -> int:
     import transforms.ad.checks  # noqa: F401  (registers the AD checks)
+    import transforms.batching.checks  # noqa: F401  (registers the batching checks)
     from eval.oracle import ALL_CHECKS, load_fixtures, run_conformance, summarize
 
     checks = [c.strip() for c in args.check.split(",") if c.strip()]

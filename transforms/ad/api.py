@@ -58,7 +58,7 @@ def run_program(program: ClosedJaxpr, flat_args: Sequence) -> list:
     return eval_jaxpr(program, *[np.asarray(x) for x in flat_args])
 
 
-class _Cache:
+class ProgramCache:
     """Derivative programs by (transform, input structure, avals)."""
 
     def __init__(self):
@@ -88,7 +88,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     gives that argument's gradient, a tuple a tuple of them). With `has_aux`, `f` returns `(out, aux)`
     and the result is `((out, aux), grad)`."""
     options = Options(rules, cost, extractor, limits)
-    cache = _Cache()
+    cache = ProgramCache()
 
     def value_and_grad_f(*args):
         staged = stage(fun, args)

@@ -26,9 +26,10 @@ from egglog import bindings as eb
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
 from ir.shapes.elementwise import NARY, UNARY
-from rewrites.encode import Loader, egg_args, egg_call, egg_int, egg_ints, egg_str, literal_term
+from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
+from transforms.rulebook import AuxStore
 
 ELEMENTWISE = frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
                          "convert_element_type", "round", "reduce_precision"})
@@ -50,7 +51,7 @@ class Builder:
     def __init__(self, loader: Loader, env: dict):
         self.loader, self.enc, self.env = loader, loader.enc, env
         self.enc.extras.setdefault(ZEROS_EXTRA, {"sharding": None})
-        self._keys: dict[str, str] = {}
+        self.aux = AuxStore(loader)
 
     # --- terms --------------------------------------------------------------------------------------
 
@@ -74,30 +75,9 @@ class Builder:
 
     def key(self, entry: ADRule, eqn: Eqn) -> eb.Lit:
         """The aux key of `entry` for `eqn`, filling the aux tables the first time it is seen."""
-        if entry.aux is None:
-            return egg_str("")
-        in_avals = [x.aval for x in eqn.invars]
-        values = tuple(entry.aux.fn(eqn.params, in_avals, [v.aval for v in eqn.outvars]))
-        kinds = entry.aux.slots
-        if len(values) != len(kinds):
-            raise ValueError(f"{entry.name}: aux gave {len(values)} values for kinds {entry.aux.kinds!r}")
-        text = f"{entry.mode} {entry.tag}|{values!r}"
-        if text not in self._keys:
-            self._keys[text] = text
-            for j, (kind, value) in enumerate(zip(kinds, values, strict=True)):
-                self.loader.actions.append(self._aux_set(text, j, kind, value))
-        return egg_str(text)
-
-    def _aux_set(self, key: str, j: int, kind: str, value) -> eb.Set:
-        if kind.startswith("extra:"):
-            table, lit = "aux_str", egg_str(self.enc.extra_key(kind[6:], dict(value)))
-        elif kind == "ints":
-            table, lit = "aux_ints", egg_ints(tuple(int(v) for v in value))
-        elif kind == "int":
-            table, lit = "aux_int", egg_int(int(value))
-        else:
-            table, lit = "aux_str", egg_str(str(value))
-        return eb.Set(eb.PanicSpan(), table, [egg_str(key), egg_int(j)], lit)
+        key, _ = self.aux.key(f"{entry.mode} {entry.tag}", entry.aux, eqn.params, [x.aval for x in eqn.invars],
+                              [v.aval for v in eqn.outvars])
+        return key
 
     def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call]) -> eb.Call:
         primals = egg_args([self.atom(x) for x in eqn.invars])

@@ -136,10 +136,10 @@ def hessian_program(closed: ClosedJaxpr, argnum: int = 0, options: Options = DEF
 
 def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: Options):
     from ir.tree import tree_flatten, tree_unflatten
-    from transforms.ad.api import _argnums, _Cache, run_program, stage
+    from transforms.ad.api import ProgramCache, _argnums, run_program, stage
 
     build = jacfwd_program if mode == "jacfwd" else jacrev_program
-    cache = _Cache()
+    cache = ProgramCache()
 
     def jac_f(*args):
         staged = stage(fun, args)

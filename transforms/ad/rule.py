@@ -37,33 +37,18 @@ re-derive shared values along every path and explode on chains of diamonds (EGGL
 from __future__ import annotations
 
 import inspect
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from egglog import String, Vec, eq, i64, rewrite, var
+from egglog import String, eq, rewrite, var
 
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list, dtype_of, shape_of
-from transforms.ad.terms import aux_int, aux_ints, aux_str, jvp_of, vjp_of, zero
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list
+from transforms.ad.terms import jvp_of, vjp_of, zero
+from transforms.rulebook import Aux, aux_values, collecting, dtype, require, shape
 
-AUX_KINDS = {"ints": (Vec[i64], aux_ints), "int": (i64, aux_int), "str": (String, aux_str)}
-
-
-@dataclass(frozen=True)
-class Aux:
-    """Values a rule computes in Python: `kinds` is a space-separated list of `ints` (a tuple of ints),
-    `int`, `str`, or `extra:<prim>` (a params dict for a `<prim>` node the rule builds, stored as that
-    node's `extra` key); `fn(params, in_avals, out_avals)` returns one value per kind."""
-
-    kinds: str
-    fn: Callable[[dict, list, list], Sequence[Any]]
-
-    @property
-    def slots(self) -> list[str]:
-        return self.kinds.split()
+__all__ = ["ADBook", "Aux", "dtype", "require", "shape", "zeros_like"]
 
 
 @dataclass(frozen=True)
@@ -108,40 +93,9 @@ def vjp_rule(prim: str, operand: int) -> ADRule:
     return found
 
 
-# --- queries on the shape analysis, usable inside a rule's lambda --------------------------------
-
-_conditions: list | None = None
-_fresh = itertools.count()
-
-
-def _bind(value, sort):
-    if _conditions is None:
-        raise RuntimeError("shape()/dtype()/zeros_like() are for use inside an AD rule's lambda")
-    v = var(f"ad{next(_fresh)}", sort)
-    _conditions.append(eq(v).to(value))
-    return v
-
-
-def shape(x: Arr) -> Vec[i64]:
-    """x's shape (a Vec[i64] pattern variable bound by the rule's query)."""
-    return _bind(shape_of(x), Vec[i64])
-
-
-def dtype(x: Arr) -> String:
-    return _bind(dtype_of(x), String)
-
-
 def zeros_like(x: Arr) -> Arr:
     """A symbolic zero of x's shape and dtype."""
     return zero(shape(x), dtype(x))
-
-
-def require(fact) -> None:
-    """Adds `fact` to the query of the rule being built (inside a rule's lambda): the rule fires only
-    where it holds (`require(eq(ans).to(T.reduce_sum(x, axes, s)))` binds the primal node's params)."""
-    if _conditions is None:
-        raise RuntimeError("require() is for use inside an AD rule's lambda")
-    _conditions.append(fact)
 
 
 # --- the book ---------------------------------------------------------------------------------------
@@ -207,7 +161,7 @@ class ADBook:
             for node, variant in forms:
                 def f(g, *rest, i=i, node=node):
                     xs, ans = list(rest[:n]), rest[n]
-                    _conditions.append(eq(ans).to(node(xs)))
+                    require(eq(ans).to(node(xs)))
                     return node([*xs[:i], g, *xs[i + 1:]])
 
                 names = ["g", *(f"x{j}" for j in range(n)), "ans"]
@@ -225,7 +179,8 @@ class ADBook:
 
         def build(seeds, xs, outs, vals):
             if when is not None:
-                _conditions.extend(when(*xs, outs[0]))
+                for fact in when(*xs, outs[0]):
+                    require(fact)
             return f(seeds[0], *xs, outs[0], *vals)
 
         for n in counts:
@@ -236,23 +191,14 @@ class ADBook:
         """The general entry the others are made of: a rule rewriting `<mode>_of("prim:slot", key,
         primals, outs, seeds)` with `n_primals`, `n_outs`, `n_seeds` pattern variables into
         `build(seeds, xs, outs, aux_values)`; `suffix` tells apart several rules of one slot."""
-        global _conditions
         k = var("key", String)
         xs = [var(f"x{j}", Arr) for j in range(n_primals)]
         outs = [var(f"o{j}", Arr) for j in range(n_outs)]
         seeds = [var(f"g{j}", Arr) for j in range(n_seeds)]
         node = (jvp_of if mode == "jvp" else vjp_of)(
             String(f"{prim}:{slot}"), k, args_list(xs), args_list(outs), args_list(seeds))
-        _conditions = []
-        try:
-            vals = []
-            for j, kind in enumerate(aux.slots if aux else ()):
-                sort, table = AUX_KINDS["str" if kind.startswith("extra:") else kind]
-                vals.append(_bind(table(k, j), sort))
-            rhs = build(seeds, xs, outs, vals)
-            conditions = list(_conditions)
-        finally:
-            _conditions = None
+        with collecting() as conditions:
+            rhs = build(seeds, xs, outs, aux_values(k, aux))
         name = f"{mode}-{prim}-{slot}{suffix}".replace("_", "-").lower()
         rule = Rule(name, mode, EXACT, math, (rewrite(node).to(rhs, *conditions),))
         entry = ADRule(mode, prim, slot, whole, aux, rule)

@@ -12,9 +12,9 @@ node: once algebra merges two primal classes (`a*b` with `b*a`), a node saying "
 class" would merge unrelated contributions (EGGLOG-NOTES.md). Both kinds are unextractable; one
 rule per primitive rewrites each into primal-language terms.
 
-`key` names the values a rule computes from params and avals in Python (`transforms.ad.rule.Aux`):
-the builder fills `aux_ints(key, j)`, `aux_int(key, j)`, `aux_str(key, j)` and rules read them in
-their queries. The key is the text of those values, so equal keys always mean equal values.
+`key` names the values a rule computes from params and avals in Python (`transforms.rulebook.Aux`):
+the builder fills the `aux_*` tables and rules read them in their queries. The key is the text of
+those values, so equal keys always mean equal values.
 
 A `zero` is unioned with its decodable form, a broadcast of 0 whose params key is `ZEROS_EXTRA`
 (distinct from any broadcast a program writes, so symbolic-zero rules never see a literal 0).
@@ -22,9 +22,10 @@ A `zero` is unioned with its decodable form, a broadcast of 0 whose params key i
 
 from __future__ import annotations
 
-from egglog import StringLike, Vec, function, i64, i64Like
+from egglog import StringLike, Vec, function, i64
 
 from rewrites.terms import Args, Arr, args_list
+from transforms.rulebook import AUX_TABLES, declare
 
 ZEROS_EXTRA = "zeros"
 
@@ -41,25 +42,9 @@ def vjp_of(rule: StringLike, key: StringLike, primals: Args, outs: Args, seeds: 
 def zero(shape: Vec[i64], dtype: StringLike) -> Arr: ...
 
 
-@function(egg_fn="aux_ints", merge=lambda old, new: old)
-def aux_ints(key: StringLike, j: i64Like) -> Vec[i64]: ...
-
-
-@function(egg_fn="aux_int", merge=lambda old, new: old)
-def aux_int(key: StringLike, j: i64Like) -> i64: ...
-
-
-@function(egg_fn="aux_str", merge=lambda old, new: old)
-def aux_str(key: StringLike, j: i64Like) -> StringLike: ...
-
 
 def declare_ad_terms(egraph) -> None:
     """Declare the AD constructors and tables to `egraph` without adding nodes. Idempotent."""
-    if getattr(egraph, "_eqjax_ad_declared", False):
-        return
-    egraph._eqjax_ad_declared = True
     xs = args_list([Arr.inp(0)])
-    for expr in (jvp_of("", "", xs, xs, xs), vjp_of("", "", xs, xs, xs), zero(Vec[i64].empty(), ""),
-                 aux_ints("", 0), aux_int("", 0), aux_str("", 0)):
-        egraph._add_decls(expr)
-        egraph._state.typed_expr_to_egg(expr.__egg_typed_expr__)
+    declare(egraph, (jvp_of("", "", xs, xs, xs), vjp_of("", "", xs, xs, xs), zero(Vec[i64].empty(), ""),
+                     *AUX_TABLES), "_eqjax_ad_declared")

@@ -1,0 +1,111 @@
+"""Building the batched program's nodes in the e-graph, from the program's structure.
+
+Which values carry the batch axis is decided by dependence (`batched_values`), as JAX's BatchTrace
+does: a value is batched when it is computed from a mapped input; everything else stays in the
+e-graph exactly as the unbatched program computes it (encoded once, never broadcast). One pass over
+the equations in order then gives each batched result one `vmap_of` node, whose operands are the
+batched terms of batched operands (batch axis first) and the unbatched terms of the others, after
+the primitive's policy has prepared them (`transforms.batching.rule`). The nodes are O(1) each, so the
+e-graph grows linearly with the program.
+
+Calls, remat and custom-derivative calls are inlined first: their bodies are batched as written (the
+custom rules are not in the jaxpr text; the batched program computes the same values).
+"""
+
+from __future__ import annotations
+
+from egglog import bindings as eb
+
+from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
+from rewrites.encode import Loader, egg_args, egg_call, egg_str, literal_term
+from transforms.batching.rule import POLICY, PREPARE, Site, batch_rule, tag
+from transforms.rulebook import AuxStore
+
+INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
+
+
+def flat_program(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """`closed` with calls and the bodies batching goes through inlined."""
+    from ir.inline import CALLS, inline_calls
+
+    return inline_calls(closed, CALLS | INLINED)
+
+
+def batched_values(jaxpr: Jaxpr, mapped) -> set[int]:
+    """Ids of the values that depend on the `mapped` inputs: the ones that carry the batch axis."""
+    dep = {id(v) for v in mapped}
+    for eqn in jaxpr.eqns:
+        if any(isinstance(x, Var) and id(x) in dep for x in eqn.invars):
+            dep.update(id(v) for v in eqn.outvars)
+    return dep
+
+
+def with_batch(aval: ShapedArray, size: int) -> ShapedArray:
+    return ShapedArray((size, *aval.shape), aval.dtype)
+
+
+class Batcher:
+    """Adds the batching nodes of one program to the e-graph its `loader` fills (see module docstring)."""
+
+    def __init__(self, loader: Loader, env: dict, size: int):
+        self.loader, self.enc, self.env, self.size = loader, loader.enc, env, size
+        self.aux = AuxStore(loader)
+
+    def atom(self, x) -> eb.Call:
+        return literal_term(x, self.enc).egg if isinstance(x, Literal) else self.env[id(x)].egg
+
+    def bind(self, definition: eb.Call, aval: ShapedArray) -> eb.Call:
+        return self.loader.bind(definition, aval).egg
+
+    def run(self, jaxpr: Jaxpr, batched: dict[int, eb.Call]) -> dict[int, eb.Call]:
+        """Batched terms of every batched value, from those of the mapped inputs (`batched`: id(var) ->
+        term with the batch axis first). Unbatched values are read from `env`."""
+        batched = dict(batched)
+        for eqn in jaxpr.eqns:
+            flags = tuple(isinstance(x, Var) and id(x) in batched for x in eqn.invars)
+            if any(flags):
+                self._equation(eqn, flags, batched)
+        return batched
+
+    def _equation(self, eqn: Eqn, flags: tuple[bool, ...], batched: dict) -> None:
+        operands = [batched[id(x)] if b else self.atom(x) for x, b in zip(eqn.invars, flags, strict=True)]
+        site = Site(eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars], flags, self.size)
+        entry = batch_rule(eqn.primitive, site.flags)
+        policy = POLICY[eqn.primitive]
+        if policy == "elementwise":
+            operands = [self._lift(x, site, i) for i, x in enumerate(operands)]
+        elif policy == "materialize":
+            operands = [x if b else self._prepare("materialize:u", x, site, i) for i, (x, b)
+                        in enumerate(zip(operands, flags, strict=True))]
+            site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
+        avals = [site.batched_aval(i) for i in range(len(operands))]
+        key, held = self.aux.key(f"vmap {eqn.primitive}:{entry.flags}", entry.aux, site, avals=avals)
+        multiple = entry.results > 1
+        for j, v in enumerate(eqn.outvars):
+            if isinstance(v, DropVar):
+                continue
+            rule = tag(eqn.primitive, entry.flags, held, j if multiple else None)
+            node = egg_call("vmap_of", egg_str(rule), key, egg_args(operands))
+            batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
+
+    def _lift(self, x: eb.Call, site: Site, i: int) -> eb.Call:
+        """An elementwise op's operand, made to broadcast against (B, *result shape)."""
+        rank, out_rank = site.in_avals[i].ndim, site.out_avals[0].ndim
+        if site.batched[i] and rank == 0 and out_rank > 0:
+            return self._prepare("lift:b", x, site, i)
+        if not site.batched[i] and rank > 0:
+            return self._prepare("lift:u", x, site, i)
+        return x
+
+    def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
+        entry = PREPARE[name]
+        key, _ = self.aux.key(f"vmap {name}", entry.aux, _operand_site(site, i))
+        a = site.in_avals[i]
+        shape = {"lift:b": (self.size, *(1,) * site.out_avals[0].ndim), "lift:u": (1, *a.shape),
+                 "materialize:u": (self.size, *a.shape)}[name]
+        return self.bind(egg_call("vmap_of", egg_str(name), key, egg_args([x])), ShapedArray(shape, a.dtype))
+
+
+def _operand_site(site: Site, i: int) -> Site:
+    """The site of operand i's preparation: that operand alone, with the equation's result avals."""
+    return Site({}, [site.in_avals[i]], site.out_avals, (site.batched[i],), site.size)

@@ -1,0 +1,184 @@
+"""The batching rule table: one short entry per primitive and operand pattern, each an egglog rewrite of
+a `vmap_of` node into primal-language terms with the batch axis first.
+
+    V = VmapBook("reduce")
+    V.elementwise("sin", "cos", math="f(x)[b] = f(x[b])")
+    V.batch("reduce_sum", "b", lambda x, op: op(x), aux=Aux("op:reduce_sum", lambda e: (
+            {**e.params, "axes": shifted(e.params["axes"])},)), math="sum over axes + 1")
+    V.batch("dot_general", ("bu", "ub", "bb"), f, aux=..., math=...)
+
+How an equation's operands reach its rule (the primitive's policy, chosen by its entry):
+    elementwise   the op broadcasts: an unbatched operand of rank > 0 gets a leading axis of size 1
+                  (`lift:u`), a batched rank-0 operand among higher-rank ones becomes (B, 1, ..., 1)
+                  (`lift:b`), unbatched scalars stay as they are; the op is then applied as it was
+                  (tag "prim:*"). Unbatched values are never broadcast to the batch size.
+    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), then one rule
+                  per operand count applies with every operand batched (tag "prim:bb..."): for
+                  variadic ops (concatenate, sort), where a rule per operand pattern would not scale
+    flags         one rule per operand pattern, `b` batched and `u` unbatched ("dot_general:bu"); a
+                  pattern without a rule raises UnsupportedPrimitive naming it
+
+A lambda gets the operands (batched ones with the batch axis at 0), then the `Aux` values; it returns
+the batched result, with the batch axis at 0 (a list of them for `results` > 1). An `Aux` function
+gets a `Site`: the equation's params, its unbatched operand and result avals, which operands are
+batched and the batch size.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from egglog import String, rewrite, var
+
+from ir.core import ShapedArray
+from ir.errors import UnsupportedPrimitive
+from rewrites.rule import EXACT, Rule
+from rewrites.terms import SPECS, Arr, args_list
+from transforms.batching.terms import vmap_of
+from transforms.rulebook import Aux, aux_values, collecting, dtype, has_typed_form, require, shape
+
+__all__ = ["Aux", "Site", "VmapBook", "dtype", "require", "shape", "shifted"]
+
+
+@dataclass(frozen=True)
+class Site:
+    """One batched equation, as a batching rule's `Aux` function sees it."""
+
+    params: dict
+    in_avals: list[ShapedArray]  # the operands' avals in the unbatched program
+    out_avals: list[ShapedArray]
+    batched: tuple[bool, ...]  # per operand
+    size: int  # the batch size B
+
+    @property
+    def flags(self) -> str:
+        return "".join("b" if b else "u" for b in self.batched)
+
+    def batched_aval(self, i: int) -> ShapedArray:
+        """Operand i's aval as the rule receives it (with the batch axis first if it is batched)."""
+        a = self.in_avals[i]
+        return ShapedArray((self.size, *a.shape), a.dtype) if self.batched[i] else a
+
+
+def shifted(axes: Sequence[int], by: int = 1) -> tuple[int, ...]:
+    """Axes of the unbatched operand, numbered in the batched one (the batch axis first)."""
+    return tuple(int(a) + by for a in axes)
+
+
+@dataclass(frozen=True)
+class VmapRule:
+    primitive: str
+    flags: str  # "*" (elementwise), or one letter per operand
+    results: int
+    aux: Aux | None
+    rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.rules]
+
+
+# One registry per property: batching entries by primitive then operand pattern, and how each
+# primitive's unbatched operands are prepared (`elementwise`, `materialize` or `flags`).
+BATCH: dict[str, dict[str, VmapRule]] = {}
+POLICY: dict[str, str] = {}
+PREPARE: dict[str, VmapRule] = {}  # the operand preparations: lift:u, lift:b, materialize:u
+
+
+def batch_rule(prim: str, flags: str) -> VmapRule:
+    found = BATCH.get(prim)
+    if not found:
+        raise UnsupportedPrimitive(prim, "batching", "transforms/batching/rules")
+    key = "*" if POLICY[prim] == "elementwise" else flags
+    entry = found.get(key)
+    if entry is None:
+        raise UnsupportedPrimitive(prim, f"batching with operands {flags} (b batched, u unbatched)",
+                                   "transforms/batching/rules")
+    return entry
+
+
+def tag(prim: str, flags: str, held: bool, j: int | None) -> str:
+    """The rule string of a `vmap_of` node."""
+    return ":".join([prim, flags, *(["apply"] if held else []), *([f"out{j}"] if j is not None else [])])
+
+
+class VmapBook:
+    """Builds the batching entries of one module; `rules` are its egglog rules (for the engine)."""
+
+    def __init__(self, category: str):
+        self.category = category
+        self.entries: list[VmapRule] = []
+
+    @property
+    def rules(self) -> list[Rule]:
+        return [r for e in self.entries for r in e.rules]
+
+    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = ()) -> None:
+        """The op applied as it was to the prepared operands (see the module docstring); one rule per
+        operand count (`arities`, default the primitive's)."""
+        for prim in prims:
+            counts = arities or (SPECS[prim].arity,)
+            self._policy(prim, "elementwise")
+            same_op = Aux(f"op:{prim}", lambda e: (e.params,))
+            rules = []
+            for n in counts:
+                rules += self._rules(prim, "*", n, 1, same_op, lambda *xs: xs[-1](*xs[:-1]), math,
+                                     f"-{n}" if arities else "")
+            self._enter(VmapRule(prim, "*", 1, same_op, tuple(rules)))
+
+    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, aux: Aux | None = None,
+              results: int = 1, materialize: bool = False, arities: Sequence[int] = ()) -> None:
+        """`f(*operands, *aux_values)` for each operand pattern in `flags`; with `materialize`, the
+        unbatched operands are broadcast first and `flags` is ignored: one rule per count in `arities`
+        (or the lambda's operand count) with every operand batched."""
+        self._policy(prim, "materialize" if materialize else "flags")
+        n_aux = len(aux.slots) if aux else 0
+        if materialize:
+            counts = arities or (len(inspect.signature(f).parameters) - n_aux,)
+            patterns = ["b" * n for n in counts]
+        else:
+            patterns = [flags] if isinstance(flags, str) else list(flags)
+        for pattern in patterns:
+            rules = self._rules(prim, pattern, len(pattern), results, aux, f, math, "")
+            self._enter(VmapRule(prim, pattern, results, aux, tuple(rules)))
+
+    def prepare(self, name: str, f: Callable, *, aux: Aux, math: str) -> None:
+        """An operand preparation (`lift:u`, ...): a one-operand rule applied before the primitive's."""
+        prim, flags = name.split(":")
+        entry = VmapRule(prim, flags, 1, aux, tuple(self._rules(prim, flags, 1, 1, aux, f, math, "")))
+        PREPARE[name] = entry
+        self.entries.append(entry)
+
+    def _policy(self, prim: str, policy: str) -> None:
+        if POLICY.setdefault(prim, policy) != policy:
+            raise ValueError(f"{prim}: batching entries disagree on the policy ({POLICY[prim]} vs {policy})")
+
+    def _enter(self, entry: VmapRule) -> None:
+        slots = BATCH.setdefault(entry.primitive, {})
+        if entry.flags in slots:
+            raise ValueError(f"batching rule for {entry.primitive} with operands {entry.flags} is defined twice")
+        slots[entry.flags] = entry
+        self.entries.append(entry)
+
+    def _rules(self, prim, flags, n, results, aux, f, math, suffix) -> list[Rule]:
+        forms = [False, True] if has_typed_form(aux) else [False]
+        out = []
+        for held in forms:
+            for j in range(results):
+                out.append(self._rule(prim, flags, n, results, aux, f, math, held, j, suffix))
+        return out
+
+    def _rule(self, prim, flags, n, results, aux, f, math, held, j, suffix) -> Rule:
+        k = var("key", String)
+        xs = [var(f"x{i}", Arr) for i in range(n)]
+        node = vmap_of(String(tag(prim, flags, held, j if results > 1 else None)), k, args_list(xs))
+        with collecting() as conditions:
+            rhs = f(*xs, *aux_values(k, aux, held))
+            if results > 1:
+                rhs = rhs[j]
+        parts = [prim, flags.replace("*", "any"), *(["apply"] if held else []),
+                 *([f"out{j}"] if results > 1 else [])]
+        name = ("vmap-" + "-".join(parts) + suffix).replace("_", "-").lower()
+        return Rule(name, "vmap", EXACT, math, (rewrite(node).to(rhs, *conditions),))

@@ -1,0 +1,29 @@
+"""The batching part of the term language: one node per batched equation result.
+
+    vmap_of(rule, key, operands)   the batched value of one equation result: `rule` names the
+                                   primitive, which operands carry the batch axis and the result
+                                   ("add:*", "dot_general:bu", "sort:bb:out1"), `operands` are the
+                                   operand terms (batched ones with the batch axis at 0, the others
+                                   as in the unbatched program), `key` the aux values of the rule
+
+A batched value always has the batch axis first (the canonical position): rules move axes in and out
+as a primitive needs, and the algebra removes transposes that cancel. Nodes are keyed by operand
+values, as the AD nodes are, and are unextractable: one rule per primitive and operand pattern
+rewrites each into primal-language terms (`transforms.batching.rules`).
+"""
+
+from __future__ import annotations
+
+from egglog import StringLike, function
+
+from rewrites.terms import Args, Arr, args_list
+from transforms.rulebook import AUX_TABLES, declare
+
+
+@function(egg_fn="vmap_of", unextractable=True)
+def vmap_of(rule: StringLike, key: StringLike, operands: Args) -> Arr: ...
+
+
+def declare_vmap_terms(egraph) -> None:
+    """Declare the batching constructor and the aux tables to `egraph` without adding nodes."""
+    declare(egraph, (vmap_of("", "", args_list([Arr.inp(0)])), *AUX_TABLES), "_eqjax_vmap_declared")
