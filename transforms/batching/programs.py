@@ -126,8 +126,9 @@ def _output(batcher: Batcher, x, axis: int | None, batched: dict, size: int) -> 
     aval = x.aval.strip_weak()
     if isinstance(x, Var) and id(x) in batched:
         term, full = batched[id(x)], with_batch(aval, size)
-        if axis != 0:
-            term = _transpose(batcher, term, full, moveaxis_perm(aval.ndim + 1, 0, axis))
+        if axis == 0:
+            return _python(batcher, term, full)  # an input returned as it is: inp(k), not an alias
+        term = _transpose(batcher, term, full, moveaxis_perm(aval.ndim + 1, 0, axis))
     else:
         term = (literal_term(x, batcher.enc) if isinstance(x, Literal) else batcher.env[id(x)]).egg
         if axis is None:

@@ -1,0 +1,142 @@
+"""Batching rules of the shape primitives: broadcast_in_dim, reshape, transpose, squeeze, rev, tile, slice,
+pad, concatenate, stack, split, device_put (iota has no operands, so it is never batched; copy and
+copy_p are elementwise).
+
+Each one moves elements without computing with them, so the batched op is the op itself with the batch
+axis added in front of its params, as JAX's batching rules do once the batch dimension is at 0
+(jax/_src/lax/lax.py, slicing.py): the batch axis is kept whole (sizes (B, ...), start 0, stride 1,
+no padding, one repetition) and every axis param is shifted by one. A batched padding value turns pad
+into a select between the padded operand and the broadcast padding values (JAX's `_pad_batch_rule`).
+Variadic primitives broadcast their unbatched operands first (`materialize`, as JAX's
+`_concatenate_batch_rule` does); they have one rule per operand count up to `MAX_OPERANDS` (as the AD
+rules), split one per result index: more fails at build time with UnsupportedPrimitive.
+"""
+
+from __future__ import annotations
+
+from ir.errors import UnsupportedPrimitive
+from ir.params import as_ints
+from rewrites.terms import Arr, T, apply, args_list
+from transforms.batching.rule import Aux, Site, VmapBook, shifted
+
+V = VmapBook("shape")
+MAX_OPERANDS = 8  # operand counts of concatenate/stack/device_put, result count of split
+
+
+def _supported(prim: str, count: int) -> None:
+    if count > MAX_OPERANDS:
+        raise UnsupportedPrimitive(prim, f"batching with {count} operands/results (rules cover {MAX_OPERANDS})",
+                                   "transforms/batching/rules/shape.py MAX_OPERANDS")
+
+
+# --- one operand: the op with the batch axis prepended to its params -------------------------------------
+
+
+def _reshape(e: Site) -> dict:
+    dims = e.params.get("dimensions")
+    return {**e.params, "new_sizes": (e.size, *as_ints(e.params["new_sizes"])),
+            "dimensions": None if dims is None else (0, *shifted(as_ints(dims)))}
+
+
+def _broadcast_in_dim(e: Site) -> dict:
+    return {**e.params, "shape": (e.size, *as_ints(e.params["shape"])),
+            "broadcast_dimensions": (0, *shifted(as_ints(e.params["broadcast_dimensions"])))}
+
+
+def _slice(e: Site) -> dict:
+    strides = e.params.get("strides")
+    return {**e.params, "start_indices": (0, *as_ints(e.params["start_indices"])),
+            "limit_indices": (e.size, *as_ints(e.params["limit_indices"])),
+            "strides": None if strides is None else (1, *as_ints(strides))}
+
+
+def _split(e: Site) -> dict:
+    _supported("split", len(e.out_avals))
+    return {**e.params, "sizes": as_ints(e.params["sizes"]), "axis": int(e.params["axis"]) + 1}
+
+
+ONE_OPERAND = {
+    "reshape": (_reshape, "reshape(x, (B, *sizes), (0, *dims + 1)): row-major order keeps each batch "
+                          "element's block contiguous"),
+    "broadcast_in_dim": (_broadcast_in_dim, "broadcast into (B, *shape) with axis 0 kept in place"),
+    "transpose": (lambda e: {**e.params, "permutation": (0, *shifted(as_ints(e.params["permutation"])))},
+                  "transpose by (0, *perm + 1): the batch axis stays first"),
+    "squeeze": (lambda e: {**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))},
+                "squeeze the axes + 1"),
+    "rev": (lambda e: {**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))},
+            "reverse the axes + 1"),
+    "tile": (lambda e: {**e.params, "reps": (1, *as_ints(e.params["reps"]))},
+             "tile with one repetition of the batch axis"),
+    "slice": (_slice, "slice the whole batch axis (start 0, limit B, stride 1)"),
+}
+
+for _prim, (_params, _math) in ONE_OPERAND.items():
+    V.batch(_prim, "b", lambda x, op: op(x), aux=Aux(f"op:{_prim}", lambda e, f=_params: (f(e),)), math=_math)
+
+V.batch("split", "b", lambda x, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
+        aux=Aux("op:split", lambda e: (_split(e),)), math="split(x)_j along axis + 1: the batch axis is not cut")
+
+
+# --- variadic: the unbatched operands broadcast first ------------------------------------------------------
+
+
+def _axis_param(prim: str, name: str) -> Aux:
+    def fn(e: Site):
+        _supported(prim, len(e.in_avals))
+        return ({**e.params, name: int(e.params[name]) + 1},)
+
+    return Aux(f"op:{prim}", fn)
+
+
+for _prim, _name in (("concatenate", "dimension"), ("stack", "axis")):
+    V.batch(_prim, None, lambda *xs_op: xs_op[-1](*xs_op[:-1]), aux=_axis_param(_prim, _name),
+            materialize=True, arities=range(1, MAX_OPERANDS + 1),
+            math=f"{_prim} along {_name} + 1 of the operands, each broadcast to the batch size")
+
+for _n in range(1, MAX_OPERANDS + 1):
+    V.batch("device_put", None, (lambda *xs: list(xs)) if _n > 1 else (lambda x: x), materialize=True,
+            arities=(_n,), results=_n,
+            math="device_put(xs)_j = x_j (a transfer: the identity here), x_j broadcast if unbatched")
+
+
+# --- pad ----------------------------------------------------------------------------------------------------
+
+
+def _config(e: Site) -> tuple[tuple[int, int, int], ...]:
+    return tuple(as_ints(c) for c in e.params["padding_config"])
+
+
+V.batch("pad", "bu", lambda x, v, op: op(x, v),
+        aux=Aux("op:pad", lambda e: ({**e.params, "padding_config": ((0, 0, 0), *_config(e))},)),
+        math="pad with no padding of the batch axis")
+
+
+def _pad_select(e: Site):
+    """A batched padding value (JAX's `_pad_batch_rule`): the operand padded with zeros, the mask of the
+    operand's positions (True padded with False), the batched result shape and the axes after the first."""
+    x = e.in_avals[0]
+    if x.dtype.kind not in "biufc":
+        raise UnsupportedPrimitive("pad", f"batching with a batched padding value of dtype {x.dtype.name}",
+                                   "transforms/batching/rules/shape.py")
+    config = _config(e)
+    out = e.out_avals[0].shape
+    return (x.dtype.name, {"padding_config": config}, {"padding_config": ((0, 0, 0), *config)}, x.shape,
+            (e.size, *out), tuple(range(1, len(out) + 1)))
+
+
+def _select_padding(padded: Arr, v: Arr, pad_u, in_shape, out_b, rest) -> Arr:
+    """select_n(mask, v, padded) at each position of the batched result: v where the mask is False."""
+    true = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), in_shape, ())
+    mask = T.pad(true, Arr.scalar(0.0, "bool"), extra=pad_u)
+    return apply("select_n", "", args_list([T.broadcast_in_dim(mask, out_b, rest),
+                                            T.broadcast_in_dim(v, out_b, (0,)), padded]))
+
+
+_PAD_SELECT = Aux("str extra:pad extra:pad ints ints ints", _pad_select)
+V.batch("pad", "ub", lambda x, v, dt, pad_u, pad_b, in_shape, out_b, rest: _select_padding(
+    T.broadcast_in_dim(T.pad(x, Arr.scalar(0.0, dt), extra=pad_u), out_b, rest), v, pad_u, in_shape, out_b, rest),
+    aux=_PAD_SELECT,
+    math="pad(x, v)[b] = where(mask, pad(x, 0), v[b]); pad(x, 0) and the mask are unbatched, then broadcast")
+V.batch("pad", "bb", lambda x, v, dt, pad_u, pad_b, in_shape, out_b, rest: _select_padding(
+    T.pad(x, Arr.scalar(0.0, dt), extra=pad_b), v, pad_u, in_shape, out_b, rest), aux=_PAD_SELECT,
+    math="pad(x, v)[b] = where(mask, pad(x[b], 0), v[b]), the mask unbatched then broadcast")
