@@ -62,9 +62,27 @@ def view_of(egraph: EGraph) -> EGraphView:
     roots = [_class_id("Args", row.output) for row in frozen.functions[ROOT_LET].rows]
     if len(roots) != 1:
         raise RuntimeError(f"expected one e-class bound to {ROOT_LET}, found {len(roots)}")
+    _drop_dangling(by_class)
     for cls in by_class.values():
         cls.sort(key=_node_order)
     return EGraphView.from_classes(dict(sorted(by_class.items(), key=lambda kv: _class_order(kv[0]))), roots)
+
+
+def _drop_dangling(by_class: dict[str, list[ENode]]) -> None:
+    """Remove the nodes that have a child class without a term node (a class holding only unextractable
+    nodes, such as a transform node no rule expanded, or one egglog's frozen tables show no producer
+    for), then the classes left empty, until none is left: such nodes can never be extracted."""
+    changed = True
+    while changed:
+        changed = False
+        for cid in list(by_class):
+            kept = [n for n in by_class[cid] if all(c in by_class for c in n.children)]
+            if len(kept) != len(by_class[cid]):
+                changed = True
+                if kept:
+                    by_class[cid] = kept
+                else:
+                    del by_class[cid]
 
 
 def _class_id(sort: str, value) -> str:

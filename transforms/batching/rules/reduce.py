@@ -1,0 +1,183 @@
+"""Batching rules of reductions, cumulative reductions and window reductions (JAX's rules in
+jax/_src/lax/lax.py `_reduce_op_batch_rule`/`defreducer`, `_reduce_batch_rule`, control_flow/loops.py
+`_cumred_batch_rule` and windowed_reductions.py `_reduce_window_batch_rule`,
+`_generic_reduce_window_batch_rule`, `_select_and_gather_add_batching_rule`,
+`_select_and_scatter_add_batch_rule`).
+
+With the batch axis first, a reduction is the same op with its axes shifted by one (the batch axis is
+never reduced, and the fold order over the reduced axes is unchanged); a window op gets a window of 1,
+stride 1, no padding and no dilation along the batch axis.
+
+Variadic `reduce` / `reduce_window` (operands, then one scalar init value each) have one rule per operand
+pattern up to `MAX_VARIADIC` operands: unbatched operands among batched ones are broadcast (JAX's
+`bdim_at_front`), unbatched init values stay as they are. JAX refuses batched init values; here a `reduce`
+of up to `MAX_BATCHED_INITS` operands takes them exactly (`first_seen`); `reduce_window`, whose padding
+holds the init value, raises UnsupportedPrimitive for them, as does anything beyond the operand limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from ir import dtypes, lax
+from ir.core import ClosedJaxpr, ShapedArray
+from ir.params import as_ints
+from ir.tracing import bind_jaxpr, trace_flat
+from rewrites.terms import Arr, T, apply, args_list
+from transforms.batching.rule import Aux, Site, VmapBook, dtype, shifted
+
+V = VmapBook("reduce")
+MAX_VARIADIC = {"reduce": 4, "reduce_window": 2}  # operand counts with rules (unbatched init values)
+MAX_BATCHED_INITS = 2  # reduce with up to this many operands when an init value is batched
+
+# --- axis and cumulative reductions: the axes shifted past the batch axis ------------------------------
+
+AXIS_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+                   "reduce_xor", "argmax", "argmin")
+CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+
+for _prim in AXIS_REDUCTIONS:
+    V.batch(_prim, "b", lambda x, op: op(x),
+            aux=Aux(f"op:{_prim}", lambda e: ({**e.params, "axes": shifted(as_ints(e.params["axes"]))},)),
+            math="r(x)[b] = r(x[b]) over axes + 1: the batch axis is kept, each slice reduced as before "
+                 "(argmax/argmin: the index along the same axis)")
+for _prim in CUMULATIVE:
+    V.batch(_prim, "b", lambda x, op: op(x),
+            aux=Aux(f"op:{_prim}", lambda e: ({**e.params, "axis": int(e.params["axis"]) + 1},)),
+            math="scan(x)[b] = scan(x[b]) along axis + 1, in the same direction")
+
+# --- window reductions: a trivial window along the batch axis -------------------------------------------
+
+
+def batched_window(p: dict) -> dict:
+    """Window params with the batch axis in front: window 1, stride 1, padding (0, 0), dilation 1."""
+    out = {**p, "window_dimensions": (1, *as_ints(p["window_dimensions"])),
+           "window_strides": (1, *as_ints(p["window_strides"])),
+           "padding": ((0, 0), *(tuple(as_ints(pair)) for pair in p["padding"]))}
+    for k in ("base_dilation", "window_dilation"):
+        if p.get(k) is not None:
+            out[k] = (1, *as_ints(p[k]))
+    return out
+
+
+for _prim in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
+    V.batch(_prim, "b", lambda x, op: op(x), aux=Aux(f"op:{_prim}", lambda e: (batched_window(e.params),)),
+            math="each window of x[b] is a window of x of extent 1 along the batch axis")
+
+for _prim in ("select_and_gather_add", "select_and_scatter_add"):
+    V.batch(_prim, None, lambda t, x, op: op(t, x), materialize=True,
+            aux=Aux(f"op:{_prim}", lambda e: (batched_window(e.params),)),
+            math="windows of extent 1 along the batch axis select within each slice; both operands "
+                 "broadcast to the batch first, as JAX's rules do")
+
+# --- variadic reduce and reduce_window ------------------------------------------------------------------
+
+
+def _patterns(n: int, inits: bool) -> list[str]:
+    """Operand patterns of n operands and n init values: unbatched inits (at least one operand batched),
+    or (`inits`) at least one batched init."""
+    each = ["".join(p) for p in itertools.product("bu", repeat=n)]
+    if not inits:
+        return [p + "u" * n for p in each if "b" in p]
+    return [p + q for p in each for q in each if "b" in q]
+
+
+def _broadcast_params(e: Site) -> tuple:
+    """The batched operand shape (B, *shape) and where an unbatched operand's axes go in it."""
+    shape = e.in_avals[0].shape
+    return (e.size, *shape), tuple(range(1, len(shape) + 1))
+
+
+def _batched_operands(flags: str, xs, full, along) -> list[Arr]:
+    """The operands (the first len(xs) flags), each with the batch axis."""
+    return [x if b == "b" else T.broadcast_in_dim(x, full, along) for x, b in zip(xs, flags[:len(xs)], strict=True)]
+
+
+def _reduce_params(e: Site) -> tuple:
+    return ({**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))}, *_broadcast_params(e))
+
+
+def _window_params(e: Site) -> tuple:
+    return (batched_window(e.params), *_broadcast_params(e))
+
+
+def _results(outs: list[Arr]):
+    """A rule's value: the list of results, or the single one."""
+    return outs if len(outs) > 1 else outs[0]
+
+
+def _variadic_rule(flags: str):
+    """Broadcast the unbatched operands, then the reduction with its batched params and the inits."""
+    n = len(flags) // 2
+
+    def rule(*args):
+        xs, (op, full, along) = args[:2 * n], args[2 * n:]
+        operands = _batched_operands(flags, xs[:n], full, along)
+        return _results([op.result(j, *operands, *xs[n:]) for j in range(n)])
+    return rule
+
+
+for _prim, _params in (("reduce", _reduce_params), ("reduce_window", _window_params)):
+    for _n in range(1, MAX_VARIADIC[_prim] + 1):
+        for _flags in _patterns(_n, inits=False):
+            V.batch(_prim, _flags, _variadic_rule(_flags), results=_n, aux=Aux(f"op:{_prim} ints ints", _params),
+                    math="the reducer folds each slice's elements as before (dimensions + 1 / a window of 1 "
+                         "along the batch axis); unbatched operands are broadcast, the inits stay scalars")
+
+# A batched init value of `reduce`: reduce's fold is acc = f(acc, x) from acc = init. Each row of the
+# reduced elements (flattened, in fold order) gets its own init prepended, and the reducer is wrapped to
+# take a `seen` flag with each value: the first element seen replaces the accumulator, later ones are
+# folded by f. From an accumulator that is not seen, the fold gives f(...f(init_b, x_0)..., x_last)
+# exactly, whatever f is.
+
+
+def first_seen(closed: ClosedJaxpr, kinds: list) -> ClosedJaxpr:
+    """(accs, seen, xs, x_seen) -> (seen ? f(accs, xs) : xs, seen | x_seen), from f = `closed`."""
+    n = len(kinds)
+    avals = [ShapedArray((), d) for d in kinds] + [ShapedArray((), dtypes.bool_)]
+
+    def wrapped(*args):
+        acc, seen, xs, x_seen = args[:n], args[n], args[n + 1:2 * n + 1], args[2 * n + 1]
+        folded = bind_jaxpr(closed, *acc, *xs)
+        return [*(lax.select_n(seen, x, y) for x, y in zip(xs, folded, strict=True)), lax.bitwise_or(seen, x_seen)]
+
+    return trace_flat(wrapped, avals * 2)[0]
+
+
+def _init_params(e: Site) -> tuple:
+    """The reduce of the rows, the broadcast of unbatched operands, then the rows layout: the permutation
+    taking the batched operand to (B, kept..., reduced...), its flat shape (B, kept..., R), the inits'
+    column (B, kept..., 1), the rows with their init (B, kept..., R + 1) and the concatenation axis."""
+    shape, dims = e.in_avals[0].shape, tuple(as_ints(e.params["dimensions"]))
+    kept = tuple(d for d in range(len(shape)) if d not in dims)
+    axis = len(kept) + 1
+    perm = (0, *shifted(kept), *shifted(dims))
+    lead = (e.size, *(shape[d] for d in kept))
+    reduced = math.prod(shape[d] for d in dims)
+    body = first_seen(e.params["jaxpr"], [a.dtype for a in e.in_avals[:len(e.in_avals) // 2]])
+    return ({**e.params, "jaxpr": body, "dimensions": (axis,)}, *_broadcast_params(e),
+            perm, (*lead, reduced), (*lead, 1), (*lead, reduced + 1), {"dimension": axis})
+
+
+def _batched_init_rule(flags: str):
+    n = len(flags) // 2
+
+    def rule(*args):
+        xs, (op, full, along, perm, flat, column, widened, joined) = args[:2 * n], args[2 * n:]
+        rows = [T.reshape(T.transpose(x, perm), flat) for x in _batched_operands(flags, xs[:n], full, along)]
+        inits = [T.broadcast_in_dim(i, column, (0,) if b == "b" else ()) for i, b in zip(xs[n:], flags[n:],
+                                                                                         strict=True)]
+        values = [apply("concatenate", joined, args_list([i, r])) for i, r in zip(inits, rows, strict=True)]
+        seen = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), widened, ())
+        zeros = [Arr.scalar(0.0, dtype(x)) for x in xs[:n]]
+        return _results([op.result(j, *values, seen, *zeros, Arr.scalar(0.0, "bool")) for j in range(n)])
+    return rule
+
+
+for _n in range(1, MAX_BATCHED_INITS + 1):
+    for _flags in _patterns(_n, inits=True):
+        V.batch("reduce", _flags, _batched_init_rule(_flags), results=_n,
+                aux=Aux("op:reduce ints ints ints ints ints ints extra:concatenate", _init_params),
+                math="reduce over [init_b, row of x[b]] with a `seen` flag: the fold from an unseen "
+                     "accumulator is f(...f(init_b, x_0)...), the unbatched fold of each slice")
