@@ -111,6 +111,33 @@ def cmd_derivative(args) -> int:
     return _print_program(args, program, report)
 
 
+def _axes(text: str | None, n: int, what: str) -> list[int | None]:
+    """`0,None,-1` (one per input/output) or one entry for all."""
+    items = [t.strip() for t in (text or "0").split(",")]
+    try:
+        axes = [None if t.lower() == "none" else int(t) for t in items]
+    except ValueError:
+        raise SystemExit(f"eqjax vmap: {what} must be comma-separated ints or None, got {text!r}") from None
+    if len(axes) == 1:
+        return axes * n
+    if len(axes) != n:
+        raise SystemExit(f"eqjax vmap: {what} has {len(axes)} entries for {n} values")
+    return axes
+
+
+def cmd_vmap(args) -> int:
+    from ir.text import parse_jaxpr
+    from transforms.ad.programs import Options
+    from transforms.batching.programs import vmap_program
+
+    closed = parse_jaxpr(_read_text(args.file))
+    options = Options(args.rules, args.cost, args.extractor, _limits(args))
+    in_axes = _axes(args.in_axes, len(closed.jaxpr.invars), "--in-axes")
+    out_axes = _axes(args.out_axes, len(closed.jaxpr.outvars), "--out-axes")
+    program, report = vmap_program(closed, in_axes, out_axes, args.axis_size, options)
+    return _print_program(args, program, report)
+
+
 def cmd_rules(args) -> int:
     from rewrites.rulesets import rules_in_set
 
@@ -118,6 +145,10 @@ def cmd_rules(args) -> int:
         from transforms.ad.programs import ad_rules
 
         rules = list(ad_rules())
+    elif args.set == "vmap":
+        from transforms.batching.programs import vmap_rules
+
+        rules = list(vmap_rules())
     else:
         rules = rules_in_set(args.set)
     if args.json:
@@ -166,6 +197,10 @@ def cmd_bench(args) -> int:
         from transforms.ad.bench import bench_grad
 
         bench_grad(rules=args.rules)
+    elif args.what == "vmap":
+        from transforms.batching.bench import bench_vmap
+
+        bench_vmap(rules=args.rules)
     else:
         from rewrites.bench import bench_optimizer
 
@@ -219,11 +254,19 @@ def build_parser() -> argparse.ArgumentParser:
         _optimizer_args(g)
         g.set_defaults(func=cmd_derivative)
 
+    v = sub.add_parser("vmap", help="the optimized batched program of a jaxpr text")
+    v.add_argument("file", help="a file with jaxpr text, or - for stdin")
+    v.add_argument("--in-axes", help="comma-separated batch axis or None per input, or one for all (default 0)")
+    v.add_argument("--out-axes", help="comma-separated batch axis per output, or one for all (default 0)")
+    v.add_argument("--axis-size", type=int, default=8, help="the batch size (default 8)")
+    _optimizer_args(v)
+    v.set_defaults(func=cmd_vmap)
+
     r = sub.add_parser("rules", help="the rule sets")
     r_sub = r.add_subparsers(dest="rules_command", required=True)
     rl = r_sub.add_parser("list", help="list the rules of a set")
     rl.add_argument("--set", default="fast", help="strict, default or fast (default: fast, every rule); "
-                    "ad: the JVP, VJP and symbolic-zero rules")
+                    "ad: the JVP, VJP and symbolic-zero rules; vmap: the batching rules")
     rl.add_argument("--json", action="store_true")
     rl.set_defaults(func=cmd_rules)
 
@@ -237,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_eval)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
-    b.add_argument("what", choices=["eval", "optimizer", "grad"])
+    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap"])
     b.add_argument("--repeats", type=int, default=200, help="eval: timing repeats")
     b.add_argument("--rules", default="default", help="optimizer: rule set")
     b.set_defaults(func=cmd_bench)

@@ -1,11 +1,10 @@
-"""Jacobians and Hessians, exact, as one program each.
+"""Jacobians and Hessians, exact, as one program each: JAX's construction, through the e-graph.
 
-`jacfwd_program` seeds one forward direction per element of the differentiated inputs (a one-hot
-constant tangent), `jacrev_program` one reverse direction per element of the outputs; all
-directions live in one e-graph, so the primal program and everything the directions share is built
-and simplified once. The blocks are assembled with reshape and concatenate into JAX's layout:
-output shape + input shape. `hessian` is `jacfwd(jacrev(f))`, forward over reverse, as in JAX.
-(Batching the directions with vmap instead of unrolling them belongs to the vmap rules.)
+`jacfwd_program` is vmap of the JVP program over a basis of tangents (one direction per element of the
+differentiated inputs), `jacrev_program` vmap of the VJP program over a basis of output cotangents;
+the batch of directions is one batched program (`transforms.batching`), so the primal program and
+everything the directions share is computed once. The blocks are cut and reshaped into JAX's
+layout: output shape + input shape. `hessian` is `jacfwd(jacrev(f))`, forward over reverse, as in JAX.
 """
 
 from __future__ import annotations
@@ -14,115 +13,99 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ir.core import ClosedJaxpr, ShapedArray, Var
-from rewrites.encode import Loader, egg_args, egg_call, egg_int, egg_ints, egg_str
+import ir.lax as lax
+from ir.core import ClosedJaxpr, ShapedArray
+from ir.tracing import bind_jaxpr, trace_to_jaxpr
 from rewrites.engine import Report
-from transforms.ad.build import Builder, differentiable, flat_program
-from transforms.ad.programs import DEFAULT_OPTIONS, GradTypeError, Options, _optimize, _Outputs
-from transforms.ad.terms import declare_ad_terms
+from transforms.ad.build import differentiable
+from transforms.ad.programs import DEFAULT_OPTIONS, GradTypeError, Options, jvp_program, vjp_program
 
 
-def _one_hots(enc, loader: Loader, aval: ShapedArray) -> list:
-    """One constant per element of `aval`: that element 1, the rest 0."""
-    terms = []
-    for k in range(aval.size):
-        basis = np.zeros(aval.size, aval.dtype.numpy)
-        basis[k] = 1
-        term = egg_call("const", egg_int(enc.add_const(basis.reshape(aval.shape), aval)))
-        loader.facts(term, aval)
-        terms.append(term)
-    return terms
-
-
-def _stack(builder: Builder, blocks: list, block_aval: ShapedArray, lead: tuple[int, ...], trail: tuple[int, ...],
-           axis_last: bool):
-    """Blocks (one per direction, each `block_aval`, None = zero) stacked into shape lead + trail: along a
-    new last axis (forward: directions are input elements) or a new first axis (reverse: output elements)."""
-    enc = builder.enc
-    step = block_aval.shape + (1,) if axis_last else (1,) + block_aval.shape
-    step_aval = ShapedArray(step, block_aval.dtype)
-    pieces = []
-    for b in blocks:
-        b = b if b is not None else builder.zero(block_aval)
-        pieces.append(builder.bind(egg_call("p_reshape", b, egg_ints(step), egg_str("")), step_aval))
-    axis = len(block_aval.shape) if axis_last else 0
-    joined_shape = list(step)
-    joined_shape[axis] = len(blocks)
-    key = enc.extra_key("concatenate", {"dimension": axis})
-    joined = builder.bind(egg_call("apply", egg_str("concatenate"), egg_str(key), egg_args(pieces)),
-                          ShapedArray(tuple(joined_shape), block_aval.dtype))
-    return egg_call("p_reshape", joined, egg_ints(lead + trail), egg_str(""))
-
-
-def _float_outputs(jaxpr) -> list[int]:
-    outs = list(range(len(jaxpr.outvars)))
-    bad = [j for j in outs if not differentiable(jaxpr.outvars[j].aval)]
+def _float_outputs(closed: ClosedJaxpr) -> list[ShapedArray]:
+    avals = [a.strip_weak() for a in closed.out_avals]
+    bad = [j for j, a in enumerate(avals) if not differentiable(a)]
     if bad:
-        raise GradTypeError(f"jacobians need float outputs; output {bad[0]} is {jaxpr.outvars[bad[0]].aval}")
-    return outs
+        raise GradTypeError(f"jacobians need float outputs; output {bad[0]} is {avals[bad[0]]}")
+    return avals
+
+
+def _float_inputs(closed: ClosedJaxpr, wrt: list[int], mode: str) -> list[ShapedArray]:
+    avals = [closed.in_avals[i].strip_weak() for i in wrt]
+    for i, a in zip(wrt, avals, strict=True):
+        if not differentiable(a):
+            raise GradTypeError(f"{mode}: input {i} is {a}, not float")
+    return avals
+
+
+def _basis(avals: list[ShapedArray]) -> list[np.ndarray]:
+    """One-hot directions over the elements of `avals` together: for each aval, (N, *shape) where N is
+    the total element count, row r the r-th element's direction."""
+    n = sum(a.size for a in avals)
+    out, start = [], 0
+    for a in avals:
+        eye = np.zeros((n, a.size), a.dtype.numpy)
+        eye[start + np.arange(a.size), np.arange(a.size)] = 1
+        out.append(eye.reshape((n, *a.shape)))
+        start += a.size
+    return out
+
+
+def _block(x, axis: int, start: int, rows: ShapedArray, lead: tuple[int, ...], trail: tuple[int, ...]):
+    """The rows [start, start + rows.size) of `x` along `axis`, reshaped to lead + trail."""
+    limits = list(x.shape)
+    limits[axis] = start + rows.size
+    starts = [0] * len(x.shape)
+    starts[axis] = start
+    return lax.reshape(lax.slice(x, starts, limits), lead + trail)
 
 
 def jacfwd_program(closed: ClosedJaxpr, wrt: list[int],
                    options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """Outputs: for each output, for each `wrt` input, the block d out / d in of shape out.shape + in.shape."""
-    flat = flat_program(closed, "jvp")
-    jaxpr = flat.jaxpr
-    outs = _float_outputs(jaxpr)
+    from transforms.batching.programs import vmap_program
 
-    def extend(egraph, enc, env):
-        declare_ad_terms(egraph)
-        loader = Loader(egraph, enc)
-        builder = Builder(loader, env)
-        directions = []  # (wrt position, tangents of every value)
-        for p, i in enumerate(wrt):
-            v = jaxpr.invars[i]
-            for onehot in _one_hots(enc, loader, v.aval):
-                directions.append((p, builder.forward(jaxpr, {id(v): onehot})))
-        result = _Outputs(builder)
-        for j in outs:
-            x = jaxpr.outvars[j]
-            for p, i in enumerate(wrt):
-                blocks = [tangents.get(id(x)) if isinstance(x, Var) else None for q, tangents in directions if q == p]
-                in_aval = jaxpr.invars[i].aval
-                block_aval = ShapedArray(x.aval.shape, x.aval.dtype)
-                out_aval = ShapedArray(x.aval.shape + in_aval.shape, x.aval.dtype)
-                result.add(_stack(builder, blocks, block_aval, x.aval.shape, in_aval.shape, True), out_aval)
-        loader.run()
-        return result.terms
+    outs, ins = _float_outputs(closed), _float_inputs(closed, wrt, "jacfwd")
+    tangent, _ = jvp_program(closed, wrt, options)
+    n_in, n_out = len(closed.in_avals), len(outs)
+    basis = _basis(ins)
+    batched, report = vmap_program(tangent, [None] * n_in + [0] * len(wrt), [None] * n_out + [-1] * n_out,
+                                   len(basis[0]) if basis else 0, options)
 
-    return _optimize(flat, extend, options)
+    def jacobian(*primals):
+        columns = bind_jaxpr(batched, *primals, *basis)[n_out:]  # out.shape + (N,)
+        blocks = []
+        for col, out in zip(columns, outs, strict=True):
+            start = 0
+            for a in ins:
+                blocks.append(_block(col, out.ndim, start, a, out.shape, a.shape))
+                start += a.size
+        return blocks
+
+    return trace_to_jaxpr(jacobian, closed.in_avals)[0], report
 
 
 def jacrev_program(closed: ClosedJaxpr, wrt: list[int],
                    options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
-    """The same blocks as `jacfwd_program`, by one reverse pass per output element."""
-    flat = flat_program(closed, "vjp")
-    jaxpr = flat.jaxpr
-    outs = _float_outputs(jaxpr)
-    for i in wrt:
-        if not differentiable(jaxpr.invars[i].aval):
-            raise GradTypeError(f"jacrev: input {i} is {jaxpr.invars[i].aval}, not float")
+    """The same blocks as `jacfwd_program`, by vmap of the VJP program over the output elements."""
+    from transforms.batching.programs import vmap_program
 
-    def extend(egraph, enc, env):
-        declare_ad_terms(egraph)
-        loader = Loader(egraph, enc)
-        builder = Builder(loader, env)
-        wrt_vars = [jaxpr.invars[i] for i in wrt]
-        result = _Outputs(builder)
-        for j in outs:
-            x = jaxpr.outvars[j]
-            per_direction = []
-            for onehot in _one_hots(enc, loader, x.aval.strip_weak()):
-                seeds = {id(x): [onehot]} if isinstance(x, Var) else {}
-                per_direction.append(builder.backward(jaxpr, wrt_vars, seeds))
-            for v in wrt_vars:
-                blocks = [cts[id(v)] for cts in per_direction]
-                out_aval = ShapedArray(x.aval.shape + v.aval.shape, v.aval.dtype)
-                result.add(_stack(builder, blocks, v.aval.strip_weak(), x.aval.shape, v.aval.shape, False), out_aval)
-        loader.run()
-        return result.terms
+    outs, ins = _float_outputs(closed), _float_inputs(closed, wrt, "jacrev")
+    pullback, _ = vjp_program(closed, wrt, seed="inputs", options=options)
+    n_in = len(closed.in_avals)
+    basis = _basis(outs)
+    batched, report = vmap_program(pullback, [None] * n_in + [0] * len(outs), 0,
+                                   len(basis[0]) if basis else 0, options)
 
-    return _optimize(flat, extend, options)
+    def jacobian(*primals):
+        rows = bind_jaxpr(batched, *primals, *basis)  # (M, *in.shape) per wrt input
+        blocks = []
+        start = 0
+        for out in outs:
+            blocks += [_block(r, 0, start, out, out.shape, a.shape) for r, a in zip(rows, ins, strict=True)]
+            start += out.size
+        return blocks
+
+    return trace_to_jaxpr(jacobian, closed.in_avals)[0], report
 
 
 def hessian_program(closed: ClosedJaxpr, argnum: int = 0, options: Options = DEFAULT_OPTIONS) -> ClosedJaxpr:

@@ -18,7 +18,15 @@ from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
 from rewrites.encode import Loader, egg_args, egg_call, egg_str, literal_term
-from transforms.batching.rule import POLICY, PREPARE, Site, batch_rule, tag
+from transforms.batching.rule import (
+    OPERAND_PREPARATION,
+    POLICY,
+    PREPARE,
+    Site,
+    batch_rule,
+    broadcasting_preparation,
+    tag,
+)
 from transforms.rulebook import AuxStore
 
 INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
@@ -73,7 +81,9 @@ class Batcher:
         entry = batch_rule(eqn.primitive, site.flags)
         policy = POLICY[eqn.primitive]
         if policy == "elementwise":
-            operands = [self._lift(x, site, i) for i, x in enumerate(operands)]
+            prepare = OPERAND_PREPARATION.get(eqn.primitive, broadcasting_preparation)
+            operands = [self._prepare(name, x, site, i) if (name := prepare(site, i)) else x
+                        for i, x in enumerate(operands)]
         elif policy == "materialize":
             operands = [x if b else self._prepare("materialize:u", x, site, i) for i, (x, b)
                         in enumerate(zip(operands, flags, strict=True))]
@@ -88,20 +98,12 @@ class Batcher:
             node = egg_call("vmap_of", egg_str(rule), key, egg_args(operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
-    def _lift(self, x: eb.Call, site: Site, i: int) -> eb.Call:
-        """An elementwise op's operand, made to broadcast against (B, *result shape)."""
-        rank, out_rank = site.in_avals[i].ndim, site.out_avals[0].ndim
-        if site.batched[i] and rank == 0 and out_rank > 0:
-            return self._prepare("lift:b", x, site, i)
-        if not site.batched[i] and rank > 0:
-            return self._prepare("lift:u", x, site, i)
-        return x
-
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
         entry = PREPARE[name]
         key, _ = self.aux.key(f"vmap {name}", entry.aux, _operand_site(site, i))
         a = site.in_avals[i]
-        shape = {"lift:b": (self.size, *(1,) * site.out_avals[0].ndim), "lift:u": (1, *a.shape),
+        out = site.out_avals[0].shape
+        shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),
                  "materialize:u": (self.size, *a.shape)}[name]
         return self.bind(egg_call("vmap_of", egg_str(name), key, egg_args([x])), ShapedArray(shape, a.dtype))
 

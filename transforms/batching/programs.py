@@ -26,6 +26,7 @@ from rewrites.rule import Rule
 from rewrites.terms import Arr, ref
 from transforms.ad.programs import DEFAULT_OPTIONS, Options
 from transforms.batching.build import Batcher, batched_values, flat_program, with_batch
+from transforms.batching.rule import moveaxis_perm
 from transforms.batching.terms import declare_vmap_terms
 from transforms.prelude import transform_rules
 
@@ -51,13 +52,6 @@ def normalize_axis(axis: int | None, rank: int, what: str) -> int | None:
     if not -rank <= axis < rank:
         raise VmapError(f"{what} = {axis} is out of range for an array of rank {rank}")
     return axis % rank
-
-
-def moveaxis_perm(rank: int, source: int, destination: int) -> tuple[int, ...]:
-    """The transpose permutation taking axis `source` to position `destination`."""
-    order = [k for k in range(rank) if k != source]
-    order.insert(destination, source)
-    return tuple(order)
 
 
 def vmap_program(closed: ClosedJaxpr, in_axes: Sequence[int | None], out_axes: int | None | Sequence[int | None] = 0,

@@ -8,10 +8,12 @@ a `vmap_of` node into primal-language terms with the batch axis first.
     V.batch("dot_general", ("bu", "ub", "bb"), f, aux=..., math=...)
 
 How an equation's operands reach its rule (the primitive's policy, chosen by its entry):
-    elementwise   the op broadcasts: an unbatched operand of rank > 0 gets a leading axis of size 1
-                  (`lift:u`), a batched rank-0 operand among higher-rank ones becomes (B, 1, ..., 1)
-                  (`lift:b`), unbatched scalars stay as they are; the op is then applied as it was
-                  (tag "prim:*"). Unbatched values are never broadcast to the batch size.
+    elementwise   the op is applied as it was (tag "prim:*") to operands prepared one by one: by
+                  default (ops that broadcast size-1 axes) an unbatched operand of rank > 0 gets a
+                  leading axis of size 1 (`lift:u`), a batched rank-0 operand among higher-rank ones
+                  becomes (B, 1, ..., 1) (`lift:b`), unbatched scalars stay as they are, so unbatched
+                  values are never broadcast to the batch size; ops that need equal shapes (select_n,
+                  clamp, add_any) give their own `prepare(site, i)`.
     materialize   unbatched operands are broadcast to the batch size (`materialize:u`), then one rule
                   per operand count applies with every operand batched (tag "prim:bb..."): for
                   variadic ops (concatenate, sort), where a rule per operand pattern would not scale
@@ -28,9 +30,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from egglog import String, rewrite, var
+from egglog import String, eq, i64, rewrite, var
 
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
@@ -39,7 +41,7 @@ from rewrites.terms import SPECS, Arr, args_list
 from transforms.batching.terms import vmap_of
 from transforms.rulebook import Aux, aux_values, collecting, dtype, has_typed_form, require, shape
 
-__all__ = ["Aux", "Site", "VmapBook", "dtype", "require", "shape", "shifted"]
+__all__ = ["Aux", "Site", "VmapBook", "dtype", "moveaxis_perm", "require", "shape", "shifted"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,13 @@ def shifted(axes: Sequence[int], by: int = 1) -> tuple[int, ...]:
     return tuple(int(a) + by for a in axes)
 
 
+def moveaxis_perm(rank: int, source: int, destination: int) -> tuple[int, ...]:
+    """The transpose permutation taking axis `source` to position `destination`."""
+    order = [k for k in range(rank) if k != source]
+    order.insert(destination, source)
+    return tuple(order)
+
+
 @dataclass(frozen=True)
 class VmapRule:
     primitive: str
@@ -84,14 +93,23 @@ class VmapRule:
 # primitive's unbatched operands are prepared (`elementwise`, `materialize` or `flags`).
 BATCH: dict[str, dict[str, VmapRule]] = {}
 POLICY: dict[str, str] = {}
+OPERAND_PREPARATION: dict[str, Callable[[Site, int], str | None]] = {}  # elementwise ops' own, by primitive
 PREPARE: dict[str, VmapRule] = {}  # the operand preparations: lift:u, lift:b, materialize:u
+
+
+def broadcasting_preparation(site: Site, i: int) -> str | None:
+    """Operand i of an op that broadcasts rank-0 operands and size-1 axes (the default)."""
+    rank, out_rank = site.in_avals[i].ndim, site.out_avals[0].ndim
+    if site.batched[i]:
+        return "lift:b" if rank == 0 and out_rank > 0 else None
+    return "lift:u" if rank > 0 else None
 
 
 def batch_rule(prim: str, flags: str) -> VmapRule:
     found = BATCH.get(prim)
     if not found:
         raise UnsupportedPrimitive(prim, "batching", "transforms/batching/rules")
-    key = "*" if POLICY[prim] == "elementwise" else flags
+    key = {"elementwise": "*", "materialize": "b" * len(flags)}.get(POLICY[prim], flags)
     entry = found.get(key)
     if entry is None:
         raise UnsupportedPrimitive(prim, f"batching with operands {flags} (b batched, u unbatched)",
@@ -115,12 +133,16 @@ class VmapBook:
     def rules(self) -> list[Rule]:
         return [r for e in self.entries for r in e.rules]
 
-    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = ()) -> None:
+    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = (),
+                    prepare: Callable[[Site, int], str | None] | None = None) -> None:
         """The op applied as it was to the prepared operands (see the module docstring); one rule per
-        operand count (`arities`, default the primitive's)."""
+        operand count (`arities`, default the primitive's). `prepare(site, i)` names operand i's
+        preparation (a `PREPARE` entry) or None, for ops that do not broadcast size-1 axes."""
         for prim in prims:
             counts = arities or (SPECS[prim].arity,)
             self._policy(prim, "elementwise")
+            if prepare is not None:
+                OPERAND_PREPARATION[prim] = prepare
             same_op = Aux(f"op:{prim}", lambda e: (e.params,))
             rules = []
             for n in counts:
@@ -143,6 +165,42 @@ class VmapBook:
         for pattern in patterns:
             rules = self._rules(prim, pattern, len(pattern), results, aux, f, math, "")
             self._enter(VmapRule(prim, pattern, results, aux, tuple(rules)))
+
+    def cases(self, prim: str, flags: str, cases: dict[str, Callable], *, kinds: str, fn: Callable, math: str,
+              arity: int | None = None) -> None:
+        """Several rules for one operand pattern, one per case: `fn(site)` returns the case's name, then
+        the values of `kinds`; the rule of case `name` fires only where the site's case is `name` and
+        builds `cases[name](*operands, *values)` (so that no rule leaves an identity op behind)."""
+        names = list(cases)
+
+        def values(e: Site):
+            case, *rest = fn(e)
+            if case not in cases:
+                raise UnsupportedPrimitive(prim, f"batching case {case!r} of operands {flags}",
+                                           "transforms/batching/rules")
+            return (names.index(case), *rest)
+
+        aux = Aux("int " + kinds, values)
+        n = arity or len(flags)
+        rules = []
+        for k, (name, f) in enumerate(cases.items()):
+            def build(*xs, f=f, k=k):
+                require(eq(xs[n]).to(i64(k)))
+                return f(*xs[:n], *xs[n + 1:])
+
+            rules += self._rules(prim, flags, n, 1, aux, build, f"{math} ({name})", f"-{name}")
+        self._policy(prim, "flags")
+        self._enter(VmapRule(prim, flags, 1, aux, tuple(rules)))
+
+    def variant(self, prim: str, flags: str, f: Callable, *, name: str, math: str) -> None:
+        """Another rewrite of the nodes an existing entry rewrites (same tag, same aux values): a leaner
+        form where a query can tell it applies (e.g. an operand that only materializes an unbatched
+        value). The e-graph holds both forms; extraction picks."""
+        entry = BATCH[prim][flags]
+        more = self._rules(prim, flags, len(flags), entry.results, entry.aux, f, math, f"-{name}")
+        grown = replace(entry, rules=entry.rules + tuple(more))
+        BATCH[prim][flags] = grown
+        self.entries = [grown if e is entry else e for e in self.entries]
 
     def prepare(self, name: str, f: Callable, *, aux: Aux, math: str) -> None:
         """An operand preparation (`lift:u`, ...): a one-operand rule applied before the primitive's."""
@@ -176,7 +234,7 @@ class VmapBook:
         node = vmap_of(String(tag(prim, flags, held, j if results > 1 else None)), k, args_list(xs))
         with collecting() as conditions:
             rhs = f(*xs, *aux_values(k, aux, held))
-            if results > 1:
+            if isinstance(rhs, (list, tuple)):
                 rhs = rhs[j]
         parts = [prim, flags.replace("*", "any"), *(["apply"] if held else []),
                  *([f"out{j}"] if results > 1 else [])]

@@ -13,7 +13,7 @@ A fold is reshape -> transpose -> reshape (`_fold`), as JAX's `_reshape_axis_int
 compose; a step that would be an identity is left out.
 
 Each combination of steps a site needs is its own rule, guarded by a case number the aux computes
-(`_cases`), so no rule leaves identity ops. With B = 0 and both operands batched the group count would be
+(`VmapBook.cases`), so no rule leaves identity ops. With B = 0 and both operands batched the group count would be
 0: the result is zeros, as in JAX.
 
 ragged_dot_general has no rule: JAX cannot batch it either.
@@ -25,43 +25,13 @@ from collections.abc import Callable, Sequence
 from itertools import product
 from math import prod
 
-from egglog import Vec, eq, i64
+from egglog import Vec, i64
 
 from ir.params import as_ints
 from rewrites.terms import Arr, T
-from transforms.batching.rule import Aux, Site, VmapBook, VmapRule, require, shifted
+from transforms.batching.rule import Site, VmapBook, moveaxis_perm, shifted
 
 V = VmapBook("dot_conv")
-
-
-def _cases(prim: str, flags: str, arity: int, cases: dict[str, Callable], kinds: str, fn: Callable, *,
-           math: str) -> None:
-    """One rule per case of the `flags` pattern. `fn(site)` returns the case's name then the values of
-    `kinds`; case k's rule fires only where the case number (the first aux value) is k and builds
-    `f(*operands, *values)`. The cases share one Aux and one table entry (the book has no public way to
-    give one pattern several guarded rules, so the entry is assembled here)."""
-    names = list(cases)
-
-    def values(e: Site):
-        case, *rest = fn(e)
-        if case not in cases:
-            raise AssertionError(f"{prim}:{flags}: no batching rule for case {case!r}")
-        return (names.index(case), *rest)
-
-    aux = Aux("int " + kinds, values)
-    rules = []
-    for k, (name, f) in enumerate(cases.items()):
-        def build(*xs, f=f, k=k):
-            require(eq(xs[arity]).to(i64(k)))
-            return f(*xs[:arity], *xs[arity + 1:])
-
-        rules += V._rules(prim, flags, arity, 1, aux, build, f"{math} ({name})", f"-{name}")
-    V._policy(prim, "flags")
-    V._enter(VmapRule(prim, flags, 1, aux, tuple(rules)))
-
-
-def _to_front(rank: int, axis: int) -> tuple[int, ...]:
-    return (axis, *(a for a in range(rank) if a != axis))
 
 
 # --- dot_general -----------------------------------------------------------------------------------------
@@ -79,7 +49,7 @@ def _dot_aux(e: Site):
     else:
         rc, rb, at = shifted(rc), shifted(rb), lhs.ndim - len(lc)  # the first rhs free dimension
     dims = ((list(lc), list(rc)), (list(lb), list(rb)))
-    perm = _to_front(e.out_avals[0].ndim + 1, at)
+    perm = moveaxis_perm(e.out_avals[0].ndim + 1, at, 0)
     return ("front" if at == 0 else "moved"), {**e.params, "dimension_numbers": dims}, perm
 
 
@@ -89,8 +59,8 @@ _BOTH = ("front", "moved")
 for _flags, _names, _how in (("bb", ("front",), "a new leading batch dimension of both operands"),
                              ("bu", _BOTH, "a free lhs dimension (after the batch dimensions of the result)"),
                              ("ub", _BOTH, "a free rhs dimension (after the lhs free dimensions of the result)")):
-    _cases("dot_general", _flags, 2, {k: _DOT_CASES[k] for k in _names}, "op:dot_general ints", _dot_aux,
-           math=f"the batch axis is {_how}; a transpose brings it to the front unless it is there")
+    V.cases("dot_general", _flags, {k: _DOT_CASES[k] for k in _names}, kinds="op:dot_general ints", fn=_dot_aux,
+            math=f"the batch axis is {_how}; a transpose brings it to the front unless it is there")
 
 
 # --- conv_general_dilated --------------------------------------------------------------------------------
@@ -200,7 +170,7 @@ _CONV_KINDS = "ints ints ints ints ints ints op:conv_general_dilated ints ints i
 for _flags, _how in (("bu", "into the lhs batch dimension (inside the batch groups)"),
                      ("ub", "into the kernel output features (inside the feature or batch groups)"),
                      ("bb", "into the lhs features (batch) and kernel output features, B times the groups")):
-    _cases("conv_general_dilated", _flags, 2, {name: _conv_case(name) for name in _CONV_FOLDS[_flags]},
-           _CONV_KINDS, _conv_aux,
-           math=f"the batch axis is folded {_how}, then split out of the result (JAX's "
-                f"_conv_general_dilated_batch_rule)")
+    V.cases("conv_general_dilated", _flags, {name: _conv_case(name) for name in _CONV_FOLDS[_flags]},
+            kinds=_CONV_KINDS, fn=_conv_aux,
+            math=f"the batch axis is folded {_how}, then split out of the result (JAX's "
+                 f"_conv_general_dilated_batch_rule)")

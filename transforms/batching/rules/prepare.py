@@ -19,3 +19,6 @@ V.prepare("lift:b", lambda x, shape, dims: T.broadcast_in_dim(x, shape, dims),
 V.prepare("materialize:u", lambda x, shape, dims: T.broadcast_in_dim(x, shape, dims),
           aux=Aux("ints ints", lambda e: ((e.size, *e.in_avals[0].shape), _ranks(e.in_avals[0].ndim))),
           math="x -> broadcast of x to (B, *x.shape): for ops that need every operand batched")
+V.prepare("fill:b", lambda x, shape, dims: T.broadcast_in_dim(x, shape, dims),
+          aux=Aux("ints ints", lambda e: ((e.size, *e.out_avals[0].shape), (0,))),
+          math="x (B,) -> (B, *result shape): a batched scalar operand of an op that needs equal shapes")

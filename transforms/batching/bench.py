@@ -1,0 +1,40 @@
+"""`eqjax bench vmap`: how batching scales with program size.
+
+Residual chains h <- h + tanh(h * w_l), l = 1..L, batched over x with the weights shared
+(in_axes 0, None...) and over everything: equations of the program, e-graph size once the batching
+rules are saturated, final e-graph size, equations of the batched program and time, for L = 8 ... 256,
+with the exponent of a log-log least-squares fit in L (1 = linear).
+"""
+
+from __future__ import annotations
+
+import time
+
+from rewrites.engine import count_eqns
+from transforms.ad.bench import DEPTHS, fitted_exponent, residual_chain
+from transforms.ad.programs import Options
+from transforms.batching.programs import vmap_program
+
+
+def bench_vmap(rules: str = "default", depths=DEPTHS, size: int = 8) -> dict:
+    options = Options(rules=rules)
+    vmap_program(residual_chain(2), [0, None, None], 0, size, options)  # warm up: rule registration
+    result = {}
+    for label, mapped in (("x batched, weights shared", lambda n: [0] + [None] * (n - 1)),
+                          ("every input batched", lambda n: [0] * n)):
+        print(f"\nresidual chains, vmap with {label}, batch size {size}, rules={rules}")
+        print(f"{'L':>5}{'eqns':>7}{'vmap nodes':>12}{'e-nodes':>10}{'vmap s':>9}{'prelude s':>11}{'batched eqns':>14}")
+        rows = []
+        for depth in depths:
+            closed = residual_chain(depth)
+            start = time.perf_counter()
+            program, report = vmap_program(closed, mapped(len(closed.jaxpr.invars)), 0, size, options)
+            seconds = time.perf_counter() - start
+            rows.append((depth, report.prelude_enodes, seconds))
+            print(f"{depth:>5}{count_eqns(closed):>7}{report.prelude_enodes:>12}{report.enodes:>10}{seconds:>9.3f}"
+                  f"{report.seconds.get('prelude', 0):>11.3f}{count_eqns(program):>14}")
+        ls = [r[0] for r in rows]
+        exps = (fitted_exponent(ls, [r[1] for r in rows]), fitted_exponent(ls, [r[2] for r in rows]))
+        print(f"fitted exponent in L: e-graph after batching {exps[0]:.2f}, vmap time {exps[1]:.2f}")
+        result[label] = {"enodes_exponent": exps[0], "seconds_exponent": exps[1]}
+    return result
