@@ -160,8 +160,10 @@ def aux_values(key, aux: Aux | None, held: bool = False) -> list:
 
 
 def has_typed_form(aux: Aux | None) -> bool:
-    """Whether a rule with `aux` needs a second, `apply`-held variant (an `op:` of a typed primitive)."""
-    return aux is not None and any(k.startswith("op:") and k[3:] in SPECS for k in aux.slots)
+    """Whether a rule with `aux` needs a second, `apply`-held variant: an `op:` of a primitive with typed
+    fields, whose params may not fit them (np.int64 values, say). Without fields they always fit."""
+    return aux is not None and any(k.startswith("op:") and k[3:] in SPECS and SPECS[k[3:]].fields
+                                   for k in aux.slots)
 
 
 class AuxStore:

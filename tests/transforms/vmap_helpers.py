@@ -121,6 +121,8 @@ def axis_configs(spec: Spec) -> list[Config]:
               for a in range(r + 1)]
     if len(ranks) > 1:
         chosen.append(tuple(ranks))
+    while len(chosen) < len(SIZES):  # every row sees every batch size, 0 and 1 included
+        chosen.append(chosen[len(chosen) % len(chosen)])
     return [Config(axes, tuple(n % (r + 1) for r in out_ranks), SIZES[n % len(SIZES)])
             for n, axes in enumerate(chosen)]
 

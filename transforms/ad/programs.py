@@ -28,7 +28,6 @@ from rewrites.rule import Rule
 from rewrites.terms import Arr, ref
 from transforms.ad.build import Builder, differentiable, flat_program
 from transforms.ad.terms import declare_ad_terms, zero
-from transforms.prelude import transform_rules
 
 
 class GradTypeError(EqjaxError, TypeError):
@@ -59,7 +58,7 @@ def ad_rules() -> tuple[Rule, ...]:
 
 def _optimize(closed: ClosedJaxpr, extend, options: Options) -> tuple[ClosedJaxpr, Report]:
     return optimize(closed, rules=options.rules, cost=options.cost, extractor=options.extractor,
-                    limits=options.limits, prelude=transform_rules(), extend=extend)
+                    limits=options.limits, prelude=ad_rules(), extend=extend)
 
 
 class _Outputs:
