@@ -198,9 +198,10 @@ def cmd_bench(args) -> int:
 
         bench_grad(rules=args.rules)
     elif args.what == "vmap":
-        from transforms.batching.bench import bench_vmap
+        from transforms.batching.bench import bench_vmap, bench_vs_loop
 
         bench_vmap(rules=args.rules)
+        bench_vs_loop(rules=args.rules)
     else:
         from rewrites.bench import bench_optimizer
 

@@ -135,6 +135,7 @@ def test_jit_of_vmap_and_vmap_of_jit():
     (lambda: vmap(lambda x: x, out_axes=None)(X), "out_axes is None"),
     (lambda: vmap(f, ("0", None)), "must be an int, None"),
     (lambda: vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": X}), "tree prefix"),
+    (lambda: vmap(lambda p: p["a"], in_axes={"a": 0})({"a": X}), "tuple of entries"),
 ])
 def test_errors_name_the_problem(call, message):
     with pytest.raises(VmapError, match=message.replace("(", r"\(").replace(")", r"\)")):

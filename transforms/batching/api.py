@@ -38,6 +38,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
         names = sorted(kwargs)
         call_args = (*args, *(kwargs[k] for k in names))
         spec = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
+        if not (spec is None or isinstance(spec, (int, tuple))):
+            raise VmapError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                            f"positional arguments passed to the function, got {type(spec).__name__}")
         if isinstance(spec, tuple) and len(spec) != len(args):
             raise VmapError(f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                             f"positional arguments passed to the function, but got len(in_axes)={len(spec)}, "

@@ -23,7 +23,10 @@ How an equation's operands reach its rule (the primitive's policy, chosen by its
 A lambda gets the operands (batched ones with the batch axis at 0), then the `Aux` values; it returns
 the batched result, with the batch axis at 0 (a list of them for `results` > 1). An `Aux` function
 gets a `Site`: the equation's params, its unbatched operand and result avals, which operands are
-batched and the batch size.
+batched and the batch size. `V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules,
+each guarded by the case its Aux names (so no rule leaves an identity op behind); `V.variant(prim,
+flags, f, ...)` adds another rewrite of an entry's nodes (a leaner form where a query can tell it
+applies); extraction picks among the forms.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def moveaxis_perm(rank: int, source: int, destination: int) -> tuple[int, ...]:
 class VmapRule:
     primitive: str
     flags: str  # "*" (elementwise), or one letter per operand
-    results: int
+    results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
     aux: Aux | None
     rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
 
@@ -94,7 +97,7 @@ class VmapRule:
 BATCH: dict[str, dict[str, VmapRule]] = {}
 POLICY: dict[str, str] = {}
 OPERAND_PREPARATION: dict[str, Callable[[Site, int], str | None]] = {}  # elementwise ops' own, by primitive
-PREPARE: dict[str, VmapRule] = {}  # the operand preparations: lift:u, lift:b, materialize:u
+PREPARE: dict[str, VmapRule] = {}  # the operand preparations: lift:u, lift:b, fill:b, materialize:u
 
 
 def broadcasting_preparation(site: Site, i: int) -> str | None:
