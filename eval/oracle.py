@@ -23,6 +23,8 @@ from ir.core import ClosedJaxpr
 from ir.dtypes import BY_NAME
 from ir.errors import EqjaxError, UnsupportedPrimitive
 
+# The project's copy of the JAX oracle fixtures (tests/oracle/, kept in sync with ../shared/oracle/).
+DEFAULT_ORACLE = Path(__file__).resolve().parents[1] / "tests" / "oracle"
 SCHEMA = "jaxpr-oracle/1"
 # Each check's name is also the fixture key that holds JAX's results for it.
 ALL_CHECKS = ("out", "jvp", "vjp", "vmap", "grad", "hessian", "vmap_grad", "grad_grad")

@@ -28,12 +28,12 @@ def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict
     """The full params of a primitive node: its typed fields and its `extra` params."""
     if node.op in ("apply", "call"):
         prim, extra = node.payload
-        return dict(enc.extras[extra]) if extra else {}
+        return dict(enc.params_of(extra)) if extra else {}
     spec = SPECS[node.op]
     *fields, extra = node.payload
     params = {name: kind.decode(v) for (name, kind), v in zip(spec.fields, fields, strict=True)}
     if extra:
-        params.update(enc.extras[extra])
+        params.update(enc.params_of(extra))
     else:
         defaults = default_params(node.op, in_avals)
         if defaults is None:

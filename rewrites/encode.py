@@ -82,9 +82,38 @@ class Encoding:
         if any(_holds_jaxpr(v) for v in params.values()):
             key = f"{prim}#{sum(1 for k in self.extras if k.startswith(prim + '#'))}"
         else:
-            key = " ".join(f"{k}={value_text(v)}" for k, v in sorted(params.items())) or "-"
+            key = params_key(params)
         self.extras.setdefault(key, params)
         return key
+
+    def params_of(self, key: str) -> dict:
+        """The params an `extra` key stands for: this program's, else those a compiled rule registered."""
+        params = self.extras.get(key)
+        if params is None:
+            params = RULE_EXTRAS.get(key)
+        if params is None:
+            raise KeyError(f"no params for the extra key {key!r}: neither the program nor a loaded rule made it")
+        return params
+
+
+# The `extra` keys of nodes that rules compiled from text build (`rewrites.rulecompile`), with their params.
+# A rule is compiled once and used with many programs, so decoding falls back to this table for a key the
+# program's own `Encoding.extras` does not hold. Keys are the params' text, so one key means one params dict.
+RULE_EXTRAS: dict[str, dict] = {}
+
+
+def params_key(params: dict) -> str:
+    """The `extra` key of params that hold no jaxpr: their printed text ("-" for none)."""
+    return " ".join(f"{k}={value_text(v)}" for k, v in sorted(params.items())) or "-"
+
+
+def register_rule_extra(params: dict) -> str:
+    """The key of `params` for a node a compiled rule builds; decoding finds them by it."""
+    if any(_holds_jaxpr(v) for v in params.values()):
+        raise ValueError("a rule cannot build a node whose params hold a jaxpr")
+    key = params_key(params)
+    RULE_EXTRAS.setdefault(key, dict(params))
+    return key
 
 
 def _holds_jaxpr(value: Any) -> bool:

@@ -5,7 +5,8 @@
     fast      every rule, unsafe ones included
 
 A rule spec is a set name, optionally followed by `,+NAME` / `,-NAME` items that add or remove single
-rules (`default,-mul-comm`), or an explicit list of `Rule`s.
+rules (`default,-mul-comm`) and `,+FILE.rules` items that add the rules of a text rule file
+(`rewrites.ruletext`), or an explicit list of `Rule`s.
 """
 
 from __future__ import annotations
@@ -52,8 +53,16 @@ def resolve_rules(spec: str | Sequence[Rule]) -> list[Rule]:
     by_name = {r.name: r for r in all_rules()}
     for item in items:
         sign, name = item[0], item[1:]
+        if sign == "+" and name.endswith(".rules"):
+            from rewrites.rulecompile import load_rules
+
+            loaded = load_rules(name)
+            names = {r.name for r in loaded}
+            chosen = [r for r in chosen if r.name not in names] + loaded
+            continue
         if sign not in "+-" or name not in by_name:
-            raise RuleError(f"bad rule spec item {item!r}: use +NAME or -NAME with a built-in rule name")
+            raise RuleError(f"bad rule spec item {item!r}: use +NAME or -NAME with a built-in rule name, "
+                            "or +FILE.rules")
         chosen = [r for r in chosen if r.name != name]
         if sign == "+":
             chosen.append(by_name[name])

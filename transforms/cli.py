@@ -24,9 +24,8 @@ import json
 import sys
 from pathlib import Path
 
+from eval.oracle import DEFAULT_ORACLE
 from ir.errors import EqjaxError
-
-DEFAULT_ORACLE = Path(__file__).resolve().parent.parent / "tests" / "oracle"
 
 
 def _read_text(path: str) -> str:
@@ -154,10 +153,31 @@ def cmd_rules(args) -> int:
     if args.json:
         print(json.dumps([{"name": r.name, "category": r.category, "soundness": r.soundness, "math": r.math}
                           for r in rules], indent=1))
+    elif args.format == "text":
+        from rewrites.rulecompile import dump_rules
+
+        print(dump_rules(rules, f"eqjax rule set {args.set!r}"))
     else:
         for r in rules:
             print(r)
         print(f"{len(rules)} rules in set {args.set!r}")
+    return 0
+
+
+def cmd_rules_effect(args) -> int:
+    from rewrites.effect import corpus, format_effects, rule_effect
+    from rewrites.rulecompile import load_rules
+
+    rules = load_rules(args.file)
+    programs = corpus(args.programs)
+    effects, skipped = rule_effect(rules, programs, base=args.base, cost=args.cost)
+    if args.json:
+        print(json.dumps({"rules": [e.as_dict() for e in effects], "programs": len(programs),
+                          "skipped": [{"program": n, "reason": why} for n, why in skipped]}, indent=1))
+    else:
+        print(format_effects(effects, len(programs)))
+        for name, why in skipped:
+            print(f"skipped {name}: {why}", file=sys.stderr)
     return 0
 
 
@@ -269,7 +289,18 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--set", default="fast", help="strict, default or fast (default: fast, every rule); "
                     "ad: the JVP, VJP and symbolic-zero rules; vmap: the batching rules")
     rl.add_argument("--json", action="store_true")
+    rl.add_argument("--format", choices=["table", "text"], default="table",
+                    help="text: the one-line rule format a rule file holds (algebraic sets)")
     rl.set_defaults(func=cmd_rules)
+    re_ = r_sub.add_parser("effect", help="how often each rule of a file fires over a set of programs, and "
+                           "the cost of the extracted programs with and without it")
+    re_.add_argument("file", help="a text rule file (FILE.rules)")
+    re_.add_argument("--programs", action="append", help="jaxpr files, directories of *.jaxpr / fixture "
+                     "*.json (default: the oracle programs)")
+    re_.add_argument("--base", default="default", help="the rule set the file's rules are added to")
+    re_.add_argument("--cost", default="flops", help="cost model: ops, flops, bytes")
+    re_.add_argument("--json", action="store_true")
+    re_.set_defaults(func=cmd_rules_effect)
 
     k = sub.add_parser("check", help="parse and typecheck a jaxpr text, print it back")
     k.add_argument("file", help="a file with jaxpr text, or - for stdin")

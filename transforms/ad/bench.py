@@ -64,7 +64,7 @@ def bench_chains(rules: str = "default", depths=DEPTHS) -> dict:
 
 
 def bench_vs_jax(rules: str = "default", oracle=None) -> dict:
-    from tests.oracle_paths import ORACLE
+    from eval.oracle import DEFAULT_ORACLE as ORACLE
 
     flops = get_cost_model("flops")
     print(f"\ngradient programs vs JAX's (flops cost model), rules={rules}")

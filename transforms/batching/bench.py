@@ -47,10 +47,10 @@ def bench_vs_loop(rules: str = "default", oracle=None, size: int = 3) -> dict:
     program over B times those of the unbatched one (1 = no work beyond the loop's)."""
     import numpy as np
 
+    from eval.oracle import DEFAULT_ORACLE as ORACLE
     from eval.oracle import load_fixtures, parse_case
     from ir.errors import EqjaxError
     from rewrites.costs import get_cost_model, jaxpr_cost
-    from tests.oracle_paths import ORACLE
 
     models = [get_cost_model("flops"), get_cost_model("bytes")]
     print(f"\nbatched programs vs a loop of {size} (cost of the batched program / {size} x the unbatched one)")

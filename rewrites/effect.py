@@ -1,0 +1,97 @@
+"""What rules do to real programs: how often each one fires, and what the extracted programs cost with
+and without it.
+
+    effects, skipped = rule_effect(rules, corpus(), base="default", cost="flops")
+
+Each program is optimized once with the base rule set plus `rules` (counting every rule's matches), and
+once more without each of `rules` that matched there; `saved` is the cost without the rule minus the
+cost with it, summed over the programs (> 0: the rule pays for itself; 0: the others find the same
+program; < 0: it steers the bounded saturation somewhere worse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ir.core import ClosedJaxpr
+from ir.errors import EqjaxError
+from rewrites.engine import Limits, optimize
+from rewrites.rule import Rule
+from rewrites.rulesets import resolve_rules
+
+
+@dataclass
+class RuleEffect:
+    name: str
+    matches: int = 0  # over every program
+    programs: list[str] = field(default_factory=list)  # the programs where it matched
+    cost_with: float = 0  # summed over those programs
+    cost_without: float = 0
+
+    @property
+    def saved(self) -> float:
+        return self.cost_without - self.cost_with
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "matches": self.matches, "programs": len(self.programs),
+                "cost_with": self.cost_with, "cost_without": self.cost_without, "saved": self.saved}
+
+
+def corpus(paths: Iterable[str | Path] | None = None) -> list[tuple[str, ClosedJaxpr]]:
+    """Named programs: jaxpr text files (`*.jaxpr`) and oracle fixture files (`*.json`, every case) under
+    `paths`; by default the oracle's whole programs."""
+    from eval.oracle import load_fixtures, parse_case
+    from ir.text import parse_jaxpr
+
+    if paths is None:
+        from eval.oracle import DEFAULT_ORACLE as ORACLE
+
+        return [(c.id, parse_case(c)) for c in load_fixtures([ORACLE], ["programs"])]
+    out = []
+    for p in map(Path, paths):
+        files = sorted(p.glob("*.jaxpr")) + sorted(p.glob("*.json")) if p.is_dir() else [p]
+        for f in files:
+            if f.suffix == ".json":
+                out += [(c.id, parse_case(c)) for c in load_fixtures([f])]
+            else:
+                out.append((f.stem, parse_jaxpr(f.read_text())))
+    return out
+
+
+def rule_effect(rules: Sequence[Rule], programs: Sequence[tuple[str, ClosedJaxpr]], base: str = "default",
+                cost: str = "flops", limits: Limits | None = None) -> tuple[list[RuleEffect], list[tuple[str, str]]]:
+    """The effect of each of `rules` over `programs` (see the module docstring), and the programs that
+    could not be optimized, with the reason."""
+    chosen = {r.name for r in rules}
+    base_rules = [r for r in resolve_rules(base) if r.name not in chosen]
+    effects = {r.name: RuleEffect(r.name) for r in rules}
+    skipped = []
+    for name, closed in programs:
+        try:
+            _, report = optimize(closed, rules=[*base_rules, *rules], cost=cost, limits=limits)
+            for r in rules:
+                k = report.rule_matches.get(r.name, 0)
+                if not k:
+                    continue
+                effect = effects[r.name]
+                effect.matches += k
+                effect.programs.append(name)
+                others = [q for q in rules if q.name != r.name]
+                _, without = optimize(closed, rules=[*base_rules, *others], cost=cost, limits=limits)
+                effect.cost_with += report.cost_after
+                effect.cost_without += without.cost_after
+        except EqjaxError as e:
+            skipped.append((name, f"{type(e).__name__}: {e}"))
+    return [effects[r.name] for r in rules], skipped
+
+
+def format_effects(effects: Sequence[RuleEffect], n_programs: int) -> str:
+    lines = [f"{'rule':<32}{'matches':>9}{'programs':>10}{'cost with':>14}{'without':>14}{'saved':>12}"]
+    for e in effects:
+        lines.append(f"{e.name:<32}{e.matches:>9}{len(e.programs):>10}{e.cost_with:>14,.0f}{e.cost_without:>14,.0f}"
+                     f"{e.saved:>12,.0f}")
+    fired = sum(1 for e in effects if e.matches)
+    lines.append(f"{fired} of {len(effects)} rules fired over {n_programs} programs")
+    return "\n".join(lines)

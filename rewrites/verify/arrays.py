@@ -1,0 +1,105 @@
+"""Numeric evidence for rules that are not elementwise (transpose, reductions, dot_general, ... with
+concrete params), at one array shape (`instantiate.array_instances`).
+
+    check_array_dtype(rule, instance, budget) -> Evidence
+
+A sample is one array per input: first arrays of special values (±0, ±0.5, ±1, ±2, ±inf, nan), then
+moderate random values (uniform in [-4, 4] and small integers; for integer dtypes small integers, so that
+nothing wraps), where the rule's value conditions hold (an element that breaks one is replaced by 1).
+Both sides run on each sample in NumPy and their output arrays are compared:
+- bits: bit for bit (any nan matches any nan);
+- kind: element by element (nan, +inf, -inf, a number) — no high-precision arbitration here, which the
+  moderate magnitudes make unnecessary (nothing overflows);
+- real (float64 and integers): on samples with finite inputs, where the left side is a number the right
+  side must be within a relative 1e-7 (floats: summation order and rounding differ by far less) or equal
+  (integers). Weaker than the elementwise real check (float64 values, not exact reals), and said so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eval.interpreter import eval_jaxpr
+from ir import dtypes as D
+from rewrites.pattern import PatternRule
+from rewrites.verify.instantiate import Instance
+from rewrites.verify.numeric import CONDITION_TESTS, SEED, Counterexample, Evidence, float_kind
+
+SPECIALS = np.array([-2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, np.inf, -np.inf, np.nan])
+MODERATE = np.array([-2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0])
+RTOL = 1e-7
+NOTE = "float64 values at moderate inputs (an array rule has no high-precision check)"
+
+
+def _values(rng: np.random.Generator, dtype: D.DType, shape: tuple[int, ...], special: bool) -> np.ndarray:
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind in "iu":
+        low = 0 if dtype.kind == "u" else -8
+        return rng.integers(low, 9, shape).astype(dtype.numpy)
+    if special:
+        return rng.choice(SPECIALS, shape).astype(dtype.numpy)
+    mixed = np.where(rng.random(shape) < 0.5, rng.uniform(-4, 4, shape), rng.choice(MODERATE, shape))
+    return mixed.astype(dtype.numpy)
+
+
+def samples(rule: PatternRule, inst: Instance, count: int) -> list[list[np.ndarray]]:
+    rng = np.random.default_rng(SEED)
+    out = []
+    for k in range(count):
+        arrays = [_values(rng, a.dtype, a.shape, special=k < count // 4) for a in inst.in_avals]
+        by_name = dict(zip(inst.names, arrays, strict=True))
+        for c in rule.conditions:
+            if c.kind in CONDITION_TESTS:
+                v = by_name[c.args[0]]
+                with np.errstate(invalid="ignore"):
+                    v[~CONDITION_TESTS[c.kind](v)] = 1
+        out.append(arrays)
+    return out
+
+
+def _show(a: np.ndarray) -> str:
+    return np.array2string(np.asarray(a), separator=", ", threshold=64).replace("\n", "")
+
+
+def _cex(check: str, inst: Instance, arrays, lhs, rhs, note: str = "") -> Counterexample:
+    inputs = tuple((name, _show(a)) for name, a in zip(inst.names, arrays, strict=True))
+    return Counterexample(check, inst.dtype.name, inputs, _show(lhs), _show(rhs), note)
+
+
+def _bits_differ(lhs: np.ndarray, rhs: np.ndarray) -> bool:
+    if lhs.tobytes() == rhs.tobytes():
+        return False
+    if lhs.dtype.kind != "f":
+        return True
+    same = (lhs == rhs) & (np.signbit(lhs) == np.signbit(rhs)) | (np.isnan(lhs) & np.isnan(rhs))
+    return not bool(same.all())
+
+
+def _real_differ(lhs: np.ndarray, rhs: np.ndarray) -> bool:
+    if lhs.dtype.kind != "f":
+        return bool((lhs != rhs).any())
+    number = np.isfinite(lhs)
+    with np.errstate(invalid="ignore", over="ignore"):
+        far = ~np.isfinite(rhs) | (np.abs(lhs - rhs) > RTOL * np.maximum(1.0, np.abs(lhs)))
+    return bool((number & far).any())
+
+
+def check_array_dtype(rule: PatternRule, inst: Instance, budget: int, real: bool) -> Evidence:
+    count = int(min(2000, max(100, budget)))
+    bits = kind = real_cex = None
+    compared = 0
+    floating = inst.out_aval.dtype.kind == "f"
+    for arrays in samples(rule, inst, count):
+        with np.errstate(all="ignore"):
+            lhs, rhs = (np.asarray(eval_jaxpr(side, *arrays)[0]) for side in (inst.lhs, inst.rhs))
+        if bits is None and _bits_differ(lhs, rhs):
+            bits = _cex("bits", inst, arrays, lhs, rhs)
+        if kind is None and floating and (float_kind(lhs) != float_kind(rhs)).any():
+            kind = _cex("kind", inst, arrays, lhs, rhs)
+        finite = all(a.dtype.kind != "f" or np.isfinite(a).all() for a in arrays)
+        if real and finite:
+            compared += 1
+            if real_cex is None and _real_differ(lhs, rhs):
+                real_cex = _cex("real", inst, arrays, lhs, rhs, NOTE)
+    return Evidence(inst.dtype.name, count, bits, kind, real_cex, compared if real else 0)
