@@ -164,6 +164,46 @@ def cmd_rules(args) -> int:
     return 0
 
 
+def _pattern_rules(args) -> list:
+    """The rules `rules verify` checks: a file's (--load), else built-in ones, named or all."""
+    from rewrites.rulecompile import dump_rule
+    from rewrites.ruletext import parse_rules
+
+    if args.load:
+        patterns = parse_rules(Path(args.load).read_text(), args.load)
+    else:
+        from rewrites.rulesets import all_rules
+
+        patterns = [p for r in all_rules() for p in dump_rule(r)]
+    if args.names:
+        unknown = sorted(set(args.names) - {p.name for p in patterns})
+        if unknown:
+            raise SystemExit(f"eqjax rules verify: no rule named {', '.join(unknown)}")
+        patterns = [p for p in patterns if p.name in set(args.names)]
+    return patterns
+
+
+def cmd_rules_verify(args) -> int:
+    import time
+
+    from rewrites.verify import merge_verdicts, verify_rules
+
+    start = time.perf_counter()
+    verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget))
+    seconds = time.perf_counter() - start
+    if args.json:
+        print(json.dumps([v.to_dict() for v in verdicts], indent=1))
+    else:
+        print(f"{'rule':<30}{'class':<9}{'evidence':<10}{'symbolic':<12}{'numeric':<12}{'verdict':<15}counterexample")
+        for v in verdicts:
+            cex = str(v.counterexample) if v.counterexample else (v.reason if v.verdict != "ok" else "")
+            print(f"{v.name:<30}{v.declared:<9}{v.evidenced:<10}{v.symbolic[:11]:<12}{v.numeric[:11]:<12}"
+                  f"{v.verdict:<15}{cex}")
+        counts = {k: sum(v.verdict == k for v in verdicts) for k in ("ok", "misclassified", "unsound", "unknown")}
+        print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" ({len(verdicts)} rules, {seconds:.1f} s)")
+    return 1 if any(v.verdict in ("misclassified", "unsound") for v in verdicts) else 0
+
+
 def cmd_rules_effect(args) -> int:
     from rewrites.effect import corpus, format_effects, rule_effect
     from rewrites.rulecompile import load_rules
@@ -292,6 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--format", choices=["table", "text"], default="table",
                     help="text: the one-line rule format a rule file holds (algebraic sets)")
     rl.set_defaults(func=cmd_rules)
+    rv = r_sub.add_parser("verify", help="verify each rule's soundness class: sympy and numeric evidence")
+    rv.add_argument("names", nargs="*", help="rule names (default: every rule)")
+    rv.add_argument("--load", help="verify the rules of this text rule file instead of the built-in ones")
+    rv.add_argument("--json", action="store_true", help="a list of {name, declared, verdict, counterexample, ...}")
+    rv.add_argument("--budget", type=int, default=1000, help="hypothesis examples per rule and dtype (default 1000)")
+    rv.set_defaults(func=cmd_rules_verify)
     re_ = r_sub.add_parser("effect", help="how often each rule of a file fires over a set of programs, and "
                            "the cost of the extracted programs with and without it")
     re_.add_argument("file", help="a text rule file (FILE.rules)")

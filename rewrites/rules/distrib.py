@@ -9,7 +9,7 @@ special input: a nan or inf in b or c reaches both sides the same way).
 
 from egglog import String, eq, vars_
 
-from rewrites.analyses.values import finite, nonzero
+from rewrites.analyses.values import finite, nonzero, not_complex
 from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, is_float, lit, shape_of, sx, x, y, z
 
@@ -57,7 +57,8 @@ _factoring("dot-add-factor-right", T.add(_dot(x, z), _dot(y, z)), _dot(T.add(x, 
 R.rw("neg-of-add", REAL, T.neg(T.add(x, y)), T.sub(T.neg(x), y),
      math="-(x+y) -> -x - y (x=0.0, y=-0.0: -0.0 on the left, +0.0 on the right)")
 # (arith's neg-mul and neg-div are the other direction of the next two)
-R.rw("neg-of-mul", EXACT, T.neg(T.mul(x, y)), T.mul(T.neg(x), y),
-     math="-(x*y) -> (-x)*y (rounding is sign-symmetric; integers wrap)")
+R.rw("neg-of-mul", EXACT, T.neg(T.mul(x, y)), T.mul(T.neg(x), y), eq(dtype_of(x)).to(d), *not_complex(),
+     math="-(x*y) -> (-x)*y (rounding is sign-symmetric; integers wrap; not complex: a zero part's sign "
+          "differs, as for arith's neg-mul)")
 R.rw("neg-of-div", EXACT, T.neg(T.div(x, y)), T.div(T.neg(x), y), eq(dtype_of(x)).to(d), is_float(),
      math="-(x/y) -> (-x)/y (floats: integer x/0 is -1 for every x)")

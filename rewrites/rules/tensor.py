@@ -214,9 +214,10 @@ R.family("reduce-sum-scalar-mul", REAL,
 R.rw("reduce-sum-neg", REAL, T.reduce_sum(T.neg(x), p, extra=s), T.neg(_total),
      math="sum(-x) -> -sum(x) (real: sum(-[0, -0]) is +0, -sum([0, -0]) is -0)")
 R.family("reduce-max-neg", REAL,
-       [rewrite(reduce(f, T.neg(x), p)).to(T.neg(reduce(g, x, p)))
+       [rewrite(reduce(f, T.neg(x), p)).to(T.neg(reduce(g, x, p)), eq(dtype_of(x)).to(d), float_dtype(d))
         for f, g in (("reduce_max", "reduce_min"), ("reduce_min", "reduce_max"))],
-       math="max(-x) -> -min(x), min(-x) -> -max(x) (real: signed zeros)")
+       math="max(-x) -> -min(x), min(-x) -> -max(x) (real: signed zeros; floats: -INT_MIN wraps, and "
+            "unsigned negation reverses no order)")
 _positive = (a > f64(0.0), *FINITE, float_dtype(d))
 R.family("reduce-max-scalar-mul", REAL,
        [rewrite(reduce(f, T.mul(lit(a), x), p)).to(T.mul(lit(a), reduce(f, x, p)), *_positive)

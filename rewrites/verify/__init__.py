@@ -7,7 +7,9 @@
 `instantiate` turns a rule into two programs over the same inputs, `symbolic` proves or disproves the
 sides equal over the reals with SymPy, `numeric` compares them on special values (bits and result
 kinds) and searches for real-number differences in high precision (`highprec`, mpmath) with
-hypothesis, `classify` combines the evidence. The classes are those of `rewrites.rule`.
+hypothesis; rules that are not elementwise are compared on arrays (`arrays`), their param variables
+at sampled values (`params`); `classify` combines the evidence. The classes are those of
+`rewrites.rule`.
 """
 
 from rewrites.verify.classify import VERDICTS, Verdict, default_budget, merge_verdicts, verify_rule, verify_rules

@@ -1,26 +1,34 @@
 """The verdict on one rule: its soundness class from the evidence, against the declared one.
 
     verify_rule(rule, budget=None) -> Verdict(name, declared, evidenced, symbolic, numeric, verdict,
-                                              counterexample, reason, dtypes, seconds)
+                                              counterexample, reason, dtypes, details, seconds)
 
-Evidence per dtype (`numeric.check_dtype`) gives a class: `exact` (no bit difference), `real` (no real
-difference and no kind difference; `guarded` when the rule has value conditions: the checks ran where
-they hold), `unsafe` (a kind difference only), `unsound` (a real difference). The symbolic result
-(`symbolic.prove`, float rules) joins the float64 real check: a disproof is a real difference, a proof
-answers the real question where the high-precision interpreter cannot. The rule's class is the weakest
-over its dtypes. Classes are ranked exact < real = guarded < unsafe (each implies the next holds), and
+`symbolic` is SymPy's verdict (proved / disproved at a point / unknown and why), `numeric` the class the
+numeric evidence alone supports (exact / real / guarded / unsafe / unsound / unknown), `details` what each
+dtype's checks saw.
 
-    ok             the evidenced class is at least as strong as the declared one (a rule declared `real`
-                   that is in fact exact is ok: `reason` says it could be declared exact)
-    misclassified  weaker than declared (an `exact` rule that changes the sign of a zero, a `real` one
-                   that turns inf into nan), with the counterexample breaking the declared class
-    unsound        false over the reals (or the right side is ill-typed where the left side is not)
-    unknown        could not instantiate (param variables, engine conditions, primitives no check can
-                   evaluate) or no conclusive evidence
+Evidence per dtype (`numeric.check_dtype` for elementwise rules, `arrays.check_array_dtype` for the others)
+gives a class: `exact` (no bit difference: it wins over a real-number counterexample, which then lies on a
+branch cut that signed zeros resolve, atan2(-0.0, -1) = -pi = -atan2(0.0, -1)), `unsound` (a real
+difference), `unsafe` (a kind difference only), else `real` (`guarded` when the rule has value conditions:
+every check ran where they hold) once the real question is answered. The symbolic result (`symbolic.prove`,
+elementwise float rules) joins the float64 evidence: a disproof is a real difference (unless the point is
+bit-identical in IEEE arithmetic), a proof answers the real question where the high-precision interpreter
+cannot. The rule's class is the weakest over its dtypes. Classes rank exact < real = guarded < unsafe (each
+implies the next holds), and
 
-A symbolic proof contradicted by a numeric difference where both sides are defined is `unknown` (one
-of the two translations is wrong); a numeric point where only the left side is defined wins over a
-generic symbolic proof (`x => (x*y)/y` is proved by SymPy, false at y = 0).
+    ok             the evidenced class is at least as strong as the declared one (`reason` says when the
+                   evidence supports a stronger class than declared)
+    misclassified  weaker than declared (an `exact` rule that changes the sign of a zero, a `real` one that
+                   turns inf into nan), with the counterexample breaking the declared class
+    unsound        false over the reals: a side is a real number where the other is another number or
+                   undefined (no class allows that), or the right side is ill-typed where the left is not
+    unknown        not instantiable (param variables, engine conditions), or the real question has no
+                   answer (no SymPy proof, no high-precision form), or SymPy and the numbers disagree
+
+A `guarded` rule without its guard is judged like any other: `log(x*y) => log x + log y` is false at
+x = y = -1 (0 against an undefined sum), hence unsound; `x/x => 1` is true wherever the left side is
+defined but turns 0/0 = nan into 1, hence unsafe, so misclassified.
 
 Deterministic: fixed seeds and derandomized hypothesis; `seconds` is not part of the comparison.
 """
@@ -36,13 +44,14 @@ from hypothesis import settings as hypothesis_settings
 
 from ir import dtypes as D
 from rewrites.pattern import PatternRule
+from rewrites.verify.arrays import array_instances, check_array_dtype
 from rewrites.verify.instantiate import VALUE_CONDITIONS, NotInstantiable, applicable_instances
 from rewrites.verify.numeric import Counterexample, Evidence, bits_at, check_dtype
 from rewrites.verify.symbolic import Symbolic, prove
 
 RANK = {"exact": 0, "real": 1, "guarded": 1, "unsafe": 2, "unsound": 3}
 VERDICTS = ("ok", "misclassified", "unsound", "unknown")
-REAL_CHECK_KINDS = "iub"  # float64 and these kinds run the real-number search
+REAL_CHECK_KINDS = "iubc"  # float64 and these kinds run the real-number check
 
 
 @dataclass(frozen=True)
@@ -56,13 +65,14 @@ class Verdict:
     counterexample: Counterexample | None = None
     reason: str = ""
     dtypes: tuple[str, ...] = ()
+    details: str = ""
     seconds: float = field(default=0.0, compare=False)
 
     def to_dict(self, timing: bool = False) -> dict:
         out = {"name": self.name, "declared": self.declared, "evidenced": self.evidenced,
                "verdict": self.verdict, "symbolic": self.symbolic, "numeric": self.numeric,
                "counterexample": self.counterexample.to_dict() if self.counterexample else None,
-               "reason": self.reason, "dtypes": list(self.dtypes)}
+               "reason": self.reason, "dtypes": list(self.dtypes), "details": self.details}
         if timing:
             out["seconds"] = round(self.seconds, 3)
         return out
@@ -78,9 +88,10 @@ def default_budget() -> int:
     return int(hypothesis_settings.default.max_examples)
 
 
-def verify_rules(rules: Iterable[PatternRule], *, budget: int | None = None,
-                 sympy_seconds: float | None = 5.0) -> list[Verdict]:
-    return [verify_rule(r, budget=budget, sympy_seconds=sympy_seconds) for r in rules]
+def verify_rules(rules: Iterable[PatternRule], *, budget: int | None = None, sympy_seconds: float | None = 5.0,
+                 complex_dtypes: bool = False) -> list[Verdict]:
+    return [verify_rule(r, budget=budget, sympy_seconds=sympy_seconds, complex_dtypes=complex_dtypes)
+            for r in rules]
 
 
 def merge_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:
@@ -106,36 +117,63 @@ def merge_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:
 MERGE_ORDER = ("unsound", "misclassified", "ok", "unknown")
 
 
-def verify_rule(rule: PatternRule, *, budget: int | None = None, sympy_seconds: float | None = 5.0) -> Verdict:
+def verify_rule(rule: PatternRule, *, budget: int | None = None, sympy_seconds: float | None = 5.0,
+                complex_dtypes: bool = False) -> Verdict:
+    """The verdict on `rule`: `budget` hypothesis examples (None: the active profile's), SymPy limited to
+    `sympy_seconds`; `complex_dtypes` also checks complex128/complex64 (bits, kinds, and complex128 values
+    at moderate inputs), which judges eval's complex arithmetic as much as the rule."""
     start = time.perf_counter()
     budget = default_budget() if budget is None else budget
     try:
-        verdict = _verify(rule, budget, sympy_seconds)
+        verdict = _verify(rule, budget, sympy_seconds, complex_dtypes)
     except Exception as err:  # a rule the checks cannot handle gets a verdict, not a traceback in a listing
         verdict = Verdict(rule.name, rule.soundness, "unknown", "", "", "unknown",
                           reason=f"the verifier failed: {type(err).__name__}: {err}")
     return Verdict(**{**verdict.__dict__, "seconds": time.perf_counter() - start})
 
 
-def _verify(rule: PatternRule, budget: int, sympy_seconds) -> Verdict:
+def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool) -> Verdict:
     base = {"name": rule.name, "declared": rule.soundness}
+    groups = None
     try:
-        instances, skipped = applicable_instances(rule)
+        try:
+            instances, _ = applicable_instances(rule, complex_dtypes=complex_dtypes)
+        except NotInstantiable as err:
+            if not (err.shape_problem or err.param_vars):
+                raise
+            try:
+                groups = array_instances(rule, complex_dtypes)
+            except NotInstantiable as array_err:
+                if array_err.ill_typed:
+                    raise
+                raise (array_err if err.param_vars else err) from None
     except NotInstantiable as err:
         if err.ill_typed:
             return Verdict(**base, evidenced="unsound", symbolic="", numeric="", verdict="unsound",
                            reason=err.reason)
         return Verdict(**base, evidenced="unknown", symbolic="", numeric="", verdict="unknown",
                        reason=f"not instantiable: {err.reason}")
+    if groups is not None:
+        return _verify_arrays(rule, base, groups, budget)
     dtypes = tuple(i.dtype.name for i in instances)
     f64 = next((i for i in instances if i.dtype == D.float64), None)
     symbolic = prove(f64, sympy_seconds) if f64 is not None else Symbolic("unknown", "no float64 instance")
     evidence: list[Evidence] = []
     for inst in instances:
-        real = inst.dtype == D.float64 or inst.dtype.kind in REAL_CHECK_KINDS
-        if inst.dtype == D.float64 and symbolic.status == "disproved":
-            real = False  # already refuted over the reals
+        real = _runs_real_check(inst) and not (inst.dtype == D.float64 and symbolic.status == "disproved")
         evidence.append(check_dtype(rule, inst.dtype, budget, real))
+    return _combine(rule, base, dtypes, symbolic, evidence)
+
+
+def _runs_real_check(inst) -> bool:
+    return inst.dtype == D.float64 or inst.dtype.kind in REAL_CHECK_KINDS
+
+
+def _verify_arrays(rule: PatternRule, base: dict, groups, budget: int) -> Verdict:
+    evidence = [check_array_dtype(rule, inst, budget, _runs_real_check(inst), binding)
+                for binding, instances in groups for inst in instances]
+    dtypes = tuple(dict.fromkeys(i.dtype.name for _, instances in groups for i in instances))
+    symbolic = Symbolic("unknown", "not elementwise")
     return _combine(rule, base, dtypes, symbolic, evidence)
 
 
@@ -158,15 +196,17 @@ def _dtype_class(ev: Evidence, f64_real: tuple[bool, str]) -> tuple[str, str]:
     answered, why = f64_real
     if ev.dtype in ("float64", "float32"):
         return ("real", "") if answered else ("unknown", why)
+    if ev.dtype.startswith("complex") and not ev.real_checked:
+        return ("real", "") if answered else ("unknown", why)  # complex64: as complex128 and the floats
     return ("real", "") if ev.real_checked else ("unknown", ev.real_unknown or "no real-number check")
 
 
 def _combine(rule: PatternRule, base: dict, dtypes, symbolic: Symbolic, evidence: list[Evidence]) -> Verdict:
     notes = []
+    numeric_evidence = evidence
     f64 = next((e for e in evidence if e.dtype == "float64"), None)
     if symbolic.status == "disproved" and f64 is not None:
-        point = [float(sp.sympify(v)) for _, v in symbolic.point]
-        bits = f64.bits or bits_at(rule, D.float64, point)
+        bits = f64.bits or bits_at(rule, D.float64, [_number(v) for _, v in symbolic.point])
         if bits is None:
             notes.append(f"SymPy's counterexample {_symbolic_cex(symbolic)} is bit-identical in IEEE arithmetic "
                          "(a branch cut that signed zeros resolve)")
@@ -193,11 +233,30 @@ def _combine(rule: PatternRule, base: dict, dtypes, symbolic: Symbolic, evidence
         evidenced = "unknown"
     if evidenced == "real" and _guarded(rule):
         evidenced = "guarded"
-    numeric = "; ".join(_describe(e) for e in evidence)
+    details = "; ".join(_describe(e) for e in evidence)
+    numeric = _numeric_class(rule, numeric_evidence)
     verdict, cex, reason = _judge(rule, evidenced, evidence, unknown)
     reason = "; ".join([r for r in [reason, *notes] if r])
     return Verdict(**base, evidenced=evidenced, symbolic=str(symbolic), numeric=numeric, verdict=verdict,
-                   counterexample=cex, reason=reason, dtypes=dtypes)
+                   counterexample=cex, reason=reason, dtypes=dtypes, details=details)
+
+
+def _numeric_class(rule: PatternRule, evidence: list[Evidence]) -> str:
+    """The class the numeric checks alone support (without SymPy's proof or disproof)."""
+    f64 = next((e for e in evidence if e.dtype == "float64"), None)
+    answered = (f64 is not None and f64.real_checked, f64.real_unknown if f64 is not None else "")
+    classes = [_dtype_class(e, answered)[0] for e in evidence]
+    if "unsound" in classes:
+        return "unsound"
+    if "unknown" in classes:
+        return "unknown"
+    worst = max(classes, key=["exact", "real", "unsafe"].index) if classes else "unknown"
+    return "guarded" if worst == "real" and _guarded(rule) else worst
+
+
+def _number(text: str):
+    value = sp.sympify(text)
+    return bool(value) if isinstance(value, sp.logic.boolalg.BooleanAtom) else float(value)
 
 
 def _both_defined(cex: Counterexample) -> bool:
@@ -231,7 +290,8 @@ def _judge(rule, evidenced: str, evidence, unknown: list[str]):
 
 
 def _describe(e: Evidence) -> str:
-    parts = [f"{e.dtype}: {e.points} points"]
+    where = f" ({e.params})" if e.params else ""
+    parts = [f"{e.dtype}{where}: {e.points} {'samples' if e.real_how != 'high-precision points' else 'points'}"]
     parts.append("bits differ" if e.bits else "bit-identical")
     if e.bits:
         parts.append("kinds differ" if e.kind else "same kinds")
@@ -240,5 +300,5 @@ def _describe(e: Evidence) -> str:
     elif e.real_unknown:
         parts.append(f"reals unknown ({e.real_unknown})")
     elif e.real_points:
-        parts.append(f"reals agree ({e.real_points} high-precision points)")
+        parts.append(f"reals agree ({e.real_points} {e.real_how})")
     return ", ".join(parts)

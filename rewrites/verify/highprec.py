@@ -1,19 +1,22 @@
 """A scalar interpreter of a rule instance over the extended reals, in high precision (mpmath).
 
-    evaluate(instance, point, dps=30) -> value
+    evaluate(instance, point, dps=30, domain=False) -> (left value, right value, reliable)
 
 `instance` is a rank-0 `Instance` (`instantiate(rule, dtype)`); `point` gives one Python number per
 input. Floats are mpmath numbers of `dps` digits and an unbounded exponent, so nothing overflows or
-underflows (exp(1000) is a number, exp(inf) is inf): the left and right sides are compared as the
-real-number programs they stand for. Integers are Python ints (no wrapping; division truncates toward
-zero as in XLA), bools are bools. Literals are the numbers they spell (`0.1` is 1/10: the simplest
-number within a few ulps, `sympy_jaxpr.number`).
+underflows (exp(1000) is a number, exp(inf) is inf): the two sides are compared as the real-number
+programs they stand for. Integers are Python ints (no wrapping; division truncates toward zero as in
+XLA), bools are bools. Literals are the numbers they spell (`0.1` is 1/10: the simplest number within a
+few ulps, `sympy_jaxpr.number`).
 
 A value outside the reals is nan (log(-1), sqrt(-1), 0/0, inf - inf); a nonzero x over 0 is an infinity of
 x's sign (the sign of a zero is not tracked), log(0) = -inf. Comparisons and logic with a nan operand
 follow IEEE (False, `ne` True), or give None ("undefined") with `domain=True`, the mode of the real-number
 check, so that `lt(sqrt(x), 1)` at x = -1 is not mistaken for a defined False. A primitive without an
 entry raises `UnsupportedPrimitive`.
+
+`reliable` is False when rounding could have decided a result (see the significance section below):
+a real difference or a kind computed that way is no evidence.
 """
 
 from __future__ import annotations

@@ -18,8 +18,10 @@ has another dtype than the left side (an ill-typed rule: reported by the verifie
 
 Dtypes (`candidate_dtypes`): float64 and float32 for every rule without an `integer` condition; int32,
 uint32 and bool too for dtype-agnostic rules (no `float` or value condition, integral literals), so an
-`exact` rule that silently needs floats is caught; int32 and uint32 alone under `integer`. Complex
-dtypes are not checked.
+`exact` rule that silently needs floats is caught; with `complex_dtypes`, complex128 and complex64 for
+those without a `not_complex` condition and without a literal on the left (complex literals are never
+matched as literals); int32 and uint32 alone under `integer`. A left-side literal the dtype cannot hold exactly
+(-1 in uint32, 0.1 in float32) makes the dtype inapplicable: the rule never matches such a program.
 """
 
 from __future__ import annotations
@@ -46,11 +48,13 @@ VALUE_CONDITIONS = ("positive", "nonneg", "nonzero", "within_one", "above_minus_
 class NotInstantiable(Exception):
     """A rule that this path cannot turn into programs; `reason` says why."""
 
-    def __init__(self, reason: str, ill_typed: bool = False, shape_problem: bool = False):
+    def __init__(self, reason: str, ill_typed: bool = False, shape_problem: bool = False,
+                 param_vars: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.ill_typed = ill_typed  # the left side builds but the right side is wrong for it
         self.shape_problem = shape_problem  # no dtype fits at rank 0: an array shape may
+        self.param_vars = param_vars  # sampled param values may (`rewrites.verify.params`)
 
 
 @dataclass(frozen=True)
@@ -73,9 +77,10 @@ def check_instantiable(rule: PatternRule) -> None:
     if engine:
         raise NotInstantiable(f"an engine condition ({engine[0].args[0] if engine[0].args else '?'}) "
                               "only the engine evaluates")
-    ps = [p for p in dict.fromkeys(_param_vars(rule.lhs) + _param_vars(rule.rhs))]
+    ps = list(dict.fromkeys(_param_vars(rule.lhs) + _param_vars(rule.rhs)))
     if ps:
-        raise NotInstantiable(f"param variables {', '.join(ps)}: their values are not fixed by the rule")
+        raise NotInstantiable(f"param variables {', '.join(ps)}: their values are not fixed by the rule",
+                              param_vars=True)
     bound = set(variables(rule.lhs))
     unbound = [v for v in variables(rule.rhs) if v not in bound]
     if rule.both_ways:
@@ -84,7 +89,7 @@ def check_instantiable(rule: PatternRule) -> None:
         raise NotInstantiable(f"unbound variables {', '.join(unbound)} (a side uses a variable the side it "
                               "is rewritten from does not bind)")
     for c in rule.conditions:
-        missing = [a for a in c.args if a not in bound and c.kind != "engine"]
+        missing = [a for a in c.args if a not in bound]
         if missing:
             raise NotInstantiable(f"condition {c.kind}({', '.join(c.args)}) names unbound variables")
 
@@ -111,7 +116,7 @@ def _literals(p) -> list:
     return []
 
 
-def candidate_dtypes(rule: PatternRule) -> list[D.DType]:
+def candidate_dtypes(rule: PatternRule, complex_dtypes: bool = False) -> list[D.DType]:
     kinds = {c.kind for c in rule.conditions}
     if "integer" in kinds:
         return [D.int32, D.uint32]
@@ -120,7 +125,10 @@ def candidate_dtypes(rule: PatternRule) -> list[D.DType]:
     integral = all(float(v).is_integer() for v in lits if not isinstance(v, bool))
     if "float" in kinds or kinds & set(VALUE_CONDITIONS) or not integral:
         return floats
-    return floats + [D.int32, D.uint32, D.bool_]
+    # a complex literal is never a `scalar` term, so rules matching a literal never fire on complex values
+    no_complex = not complex_dtypes or "not_complex" in kinds or _literals(rule.lhs)
+    complex_ = [] if no_complex else [D.complex128, D.complex64]
+    return floats + [D.int32, D.uint32, D.bool_] + complex_
 
 
 def _predicate_vars(p, out: set[str]) -> set[str]:
@@ -227,7 +235,7 @@ def instantiate(rule: PatternRule, dtype: D.DType = D.float64, n: int | None = N
     return Instance(rule, dtype, tuple(names), tuple(in_avals), lhs, rhs)
 
 
-def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
+def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None, complex_dtypes: bool = False
                          ) -> tuple[list[Instance], list[str]]:
     """The rule instantiated for each candidate dtype its left side is defined for (elementwise: rank 0
     and n points both; else at the array `shape`), and the reasons the others were skipped. Raises
@@ -235,7 +243,7 @@ def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
     side is not."""
     check_instantiable(rule)
     out, skipped = [], []
-    for dtype in candidate_dtypes(rule):
+    for dtype in candidate_dtypes(rule, complex_dtypes):
         try:
             if shape is None:
                 instantiate(rule, dtype, 2)
@@ -247,22 +255,7 @@ def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
                 raise
             skipped.append(err.reason)
     if not out:
-        raise NotInstantiable(skipped[0] if skipped else "no dtype to check", shape_problem=True)
+        reasons = list(dict.fromkeys(skipped))
+        raise NotInstantiable("; ".join(reasons[:2]) + (f" (and {len(reasons) - 2} more)" if len(reasons) > 2 else "")
+                              if reasons else "no dtype to check", shape_problem=True)
     return out, skipped
-
-
-ARRAY_SHAPES = ((3,), (3, 3), (2, 2, 2), (2, 2, 2, 2))
-
-
-def array_instances(rule: PatternRule) -> tuple[list[Instance], list[str]]:
-    """For a rule that is not elementwise (transpose, reductions, dot_general with concrete params): the
-    instances at the first of `ARRAY_SHAPES` (every variable of one shape) its left side is defined for."""
-    reasons = []
-    for shape in ARRAY_SHAPES:
-        try:
-            return applicable_instances(rule, shape)
-        except NotInstantiable as err:
-            if err.ill_typed:
-                raise
-            reasons.append(err.reason)
-    raise NotInstantiable(f"no array shape fits: {reasons[0]}")

@@ -1,6 +1,6 @@
-"""Numeric evidence about one rule at one dtype: bits, result kinds, and values over the reals.
+"""Numeric evidence about one elementwise rule at one dtype: bits, result kinds, and values over the reals.
 
-    check_dtype(rule, dtype, budget) -> Evidence(bits, kind, real: Counterexample | None, ...)
+    check_dtype(rule, dtype, budget, real) -> Evidence(bits, kind, real: Counterexample | None, ...)
 
 Points: every combination of the special values of each input's dtype (`special_values`: ±0, ±1, ±2, ±0.5,
 ±inf, nan, the smallest subnormal, the largest finite, tiny and huge magnitudes; integer extremes;
@@ -9,18 +9,19 @@ conditions hold (as the engine's facts mean them: `positive` is x > 0 or nan, `f
 nan). Both sides run vectorized in NumPy (`eval.interpreter`), n points per call.
 
 - bits: the first point where the results differ bit for bit (any nan matches any nan).
-- kind: the first point where the float results differ in kind (nan, +inf, -inf, a number; a bool or
-  integer result by value) and the difference is not an artifact of float rounding or overflow: the
-  high-precision interpreter (`highprec`, extended reals, no overflow) reproduces both kinds. At finite
-  inputs only where the left side is undefined over the reals (0/0, log(-1), x/0): where it is a real
-  number, the point goes to the real check instead.
-- real: a point with finite inputs where the left side is a real number and the right side is not the
-  same number (a different value, or undefined), over the reals: evaluated at 30 digits and confirmed at
-  400 (a cancellation's remainder shrinks with the precision, a real difference does not). Candidates:
-  the finite special combinations whose float results are not already nearly identical, the points the
-  other checks flagged, then a hypothesis search (`hypothesis.find`, `budget` examples, derandomized)
-  over inputs drawn where the conditions hold. The real check runs at float64 and the integer dtypes
-  (Python ints, no wrapping); at float32 the bits and kinds are checked.
+- kind: a point where the results differ in kind (nan, +inf, -inf, a number; a bool or integer result by
+  value) and the difference is no artifact of float rounding or overflow: the high-precision interpreter
+  (`highprec`: extended reals, unbounded exponents) reproduces both kinds, reliably (no step decided by
+  rounding). At finite inputs that counts only where the left side is undefined over the reals (0/0,
+  log(-1): a nan that becomes a number); where it is a real number the point goes to the real check.
+- real: a point with finite inputs where one side is a real number and the other is not the same number
+  (another value, or undefined): evaluated at 30 digits and confirmed at 400 (a cancellation's remainder
+  shrinks with the precision, a real difference does not; a result rounding could have decided is no
+  evidence). Candidates: the points the other checks flagged, the finite special combinations whose float
+  results are not already nearly identical, then a hypothesis search (`hypothesis.find`, `budget`
+  examples, derandomized) over finite inputs drawn where the conditions hold. It runs at float64 and the
+  integer dtypes (Python ints, no wrapping, division truncating), and only where the bits differ.
+- complex dtypes (opt-in): bits, kinds, and complex128 values at moderate inputs (`_complex_evidence`).
 `both_ways` rules are checked in both directions.
 """
 
@@ -76,6 +77,8 @@ class Evidence:
     real: Counterexample | None
     real_points: int = 0  # points evaluated in high precision (0: the real check did not run here)
     real_unknown: str = ""  # why the real check could not run
+    real_how: str = "high-precision points"  # what the real check evaluated
+    params: str = ""  # the array shape and sampled param values, for array rules
 
     @property
     def real_checked(self) -> bool:
@@ -100,6 +103,9 @@ def special_values(dtype: D.DType) -> np.ndarray:
         return np.array(list(dict.fromkeys(values)), dtype=dtype.numpy)
     if dtype.kind == "b":
         return np.array([False, True])
+    if dtype.kind == "c":
+        parts = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, np.inf, -np.inf, np.nan]
+        return np.array([complex(re, im) for re in parts for im in parts], dtype=dtype.numpy)
     raise ValueError(f"no special values for {dtype.name}")
 
 
@@ -111,6 +117,11 @@ def random_values(rng: np.random.Generator, dtype: D.DType, m: int) -> np.ndarra
         wide = rng.integers(int(info.min), int(info.max), m // 2, endpoint=True, dtype=np.int64)
         small = np.clip(rng.integers(-8, 9, m - m // 2), int(info.min), int(info.max))
         return np.concatenate([wide, small]).astype(dtype.numpy)
+    if dtype.kind == "c":
+        part = D.float64 if dtype.bits == 128 else D.float32
+        out = np.empty(m, dtype.numpy)
+        out.real, out.imag = random_values(rng, part, m), random_values(rng, part, m)[::-1]
+        return out
     info = ml_dtypes.finfo(dtype.numpy)
     k = m // 4
     lo, hi = math.log2(float(info.smallest_subnormal)), math.log2(float(info.max))
@@ -175,14 +186,21 @@ def _point_inputs(names, arrays, i) -> tuple[tuple[str, str], ...]:
 
 
 def float_kind(v: np.ndarray) -> np.ndarray:
-    """"nan", "inf", "-inf", "num" per element (floats); the values themselves otherwise."""
+    """"nan", "inf", "-inf", "num" per element (floats; both parts of a complex number); the values
+    themselves otherwise."""
+    if v.dtype.kind == "c":  # a nan part makes a complex nan, an inf part (no nan) a complex infinity
+        return np.where(np.isnan(v), "nan", np.where(np.isinf(v), "inf", "num"))
     if v.dtype.kind != "f" and v.dtype != ml_dtypes.bfloat16:
         return v
     w = v.astype(np.float64)
     return np.where(np.isnan(w), "nan", np.where(w == np.inf, "inf", np.where(w == -np.inf, "-inf", "num")))
 
 
-def _bits_differ(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+def bits_differ(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    if lhs.dtype.kind == "c":  # part by part; any nan (a nan in either part) matches any nan
+        parts = [bits_differ(np.ascontiguousarray(part(lhs)), np.ascontiguousarray(part(rhs)))
+                 for part in (np.real, np.imag)]
+        return (parts[0] | parts[1]) & ~(np.isnan(lhs) & np.isnan(rhs))
     width = lhs.dtype.itemsize
     same = (lhs.view(np.uint8).reshape(-1, width) == rhs.view(np.uint8).reshape(-1, width)).all(1)
     if lhs.dtype.kind == "f":
@@ -242,12 +260,15 @@ def check_dtype(rule: PatternRule, dtype: D.DType, budget: int, real: bool) -> E
         [rhs] = eval_jaxpr(vector.rhs, *arrays)
     lhs, rhs = np.broadcast_to(np.asarray(lhs), (n,)), np.broadcast_to(np.asarray(rhs), (n,))
     bits_cex = None
-    differ = _bits_differ(np.ascontiguousarray(lhs), np.ascontiguousarray(rhs))
+    differ = bits_differ(np.ascontiguousarray(lhs), np.ascontiguousarray(rhs))
     if differ.any():
         i = int(np.argmax(differ))
         bits_cex = Counterexample("bits", dtype.name, _point_inputs(names, arrays, i), str(lhs[i]), str(rhs[i]))
+    if dtype.kind == "c":
+        return _complex_evidence(scalar, arrays, lhs, rhs, bits_cex)
     floating = dtype.kind == "f"
-    flagged = np.flatnonzero(float_kind(lhs) != float_kind(rhs) if floating else differ)[:MAX_ARBITRATED]
+    flagged = np.flatnonzero(float_kind(lhs) != float_kind(rhs) if floating else differ)
+    flagged = flagged[np.argsort(_extremeness(arrays)[flagged], kind="stable")][:MAX_ARBITRATED]
     kind_cex, real_cex, unknown, evaluated = None, None, "", 0
     try:
         for i in flagged:
@@ -271,6 +292,46 @@ def check_dtype(rule: PatternRule, dtype: D.DType, budget: int, real: bool) -> E
     return Evidence(dtype.name, n, bits_cex, kind_cex, real_cex, evaluated if real else 0, unknown)
 
 
+def _extremeness(arrays) -> np.ndarray:
+    """How many inputs of each point are finite but not among 0, ±0.5, ±1, ±2: points made of the simple
+    special values are arbitrated first, before those whose overflow artifacts abound."""
+    count = np.zeros(len(arrays[0]) if arrays else 1, dtype=np.int64)
+    for a in arrays:
+        if a.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):
+                count += np.isfinite(a) & ~np.isin(np.abs(a), [0.0, 0.5, 1.0, 2.0])
+    return count
+
+
+def _complex_evidence(scalar: Instance, arrays, lhs, rhs, bits_cex) -> Evidence:
+    """Complex values have no high-precision interpreter: kinds (nan if a part is nan, else inf if a part
+    is inf) at the special values, which have no extremes, so nothing overflows; complex128 values at
+    moderate inputs (|z| <= 8) must agree within 1e-9 * max(1, |inputs|)^3, far above rounding."""
+    dtype, names = scalar.dtype.name, scalar.names
+    kind_cex = real_cex = None
+    differ = np.flatnonzero(float_kind(lhs) != float_kind(rhs))
+    if differ.size:
+        i = int(differ[0])
+        kind_cex = Counterexample("kind", dtype, _point_inputs(names, arrays, i), str(lhs[i]), str(rhs[i]))
+    moderate = np.ones(len(lhs), dtype=bool)
+    scale = np.ones(len(lhs))
+    for a in arrays:
+        if a.dtype.kind in "fc":
+            moderate &= np.isfinite(a) & (np.abs(a) <= 8)
+            scale = np.maximum(scale, np.abs(a))
+    if scalar.dtype.bits < 128:  # complex64 rounds too coarsely for a value check: bits and kinds only
+        moderate[:] = False
+    with np.errstate(all="ignore"):
+        far = ~np.isfinite(rhs) | (np.abs(lhs - rhs) > 1e-9 * scale ** 3)
+    bad = np.flatnonzero(moderate & np.isfinite(lhs) & far)
+    if bad.size:
+        i = int(bad[0])
+        real_cex = Counterexample("real", dtype, _point_inputs(names, arrays, i), str(lhs[i]), str(rhs[i]),
+                                  f"{dtype} values at moderate inputs")
+    return Evidence(dtype, len(lhs), bits_cex, kind_cex, real_cex, int(moderate.sum()),
+                    real_how=f"{dtype} points at moderate inputs")
+
+
 def bits_at(rule: PatternRule, dtype: D.DType, point) -> Counterexample | None:
     """A bit difference of the two sides at one point, or None."""
     vector = instantiate(rule, dtype, 1)
@@ -278,7 +339,7 @@ def bits_at(rule: PatternRule, dtype: D.DType, point) -> Counterexample | None:
     with np.errstate(all="ignore"):
         lhs, rhs = (np.broadcast_to(np.asarray(eval_jaxpr(side, *arrays)[0]), (1,)) for side in (vector.lhs,
                                                                                                  vector.rhs))
-    if not _bits_differ(np.ascontiguousarray(lhs), np.ascontiguousarray(rhs))[0]:
+    if not bits_differ(np.ascontiguousarray(lhs), np.ascontiguousarray(rhs))[0]:
         return None
     return Counterexample("bits", dtype.name, _point_inputs(vector.names, arrays, 0), str(lhs[0]), str(rhs[0]))
 

@@ -169,12 +169,13 @@ def test_integer_rules_use_integer_semantics():
 
 
 def test_not_instantiable_rules_are_unknown_with_a_reason():
-    with_param = rule("transpose-param", "exact", A("transpose", A("neg", x), permutation=Param("q")),
-                      A("neg", A("transpose", x, permutation=Param("q"))))
+    with_param = rule("slice-param", "exact", A("slice", A("neg", x), start_indices=Param("q"), limit_indices=(2,)),
+                      A("neg", A("slice", x, start_indices=Param("q"), limit_indices=(2,))))
     engine = rule("engine-only", "exact", A("mul", x, Lit(1.0)), x, C("engine", "eq(dtype_of(x)).to(d)"))
     verdicts = verify_rules([with_param, engine])
     assert [v.verdict for v in verdicts] == ["unknown", "unknown"]
-    assert "param variables q" in verdicts[0].reason and "engine condition" in verdicts[1].reason
+    assert "param variables q (start_indices): no values to sample" in verdicts[0].reason
+    assert "engine condition" in verdicts[1].reason
 
 
 def test_ill_typed_right_side_is_unsound():
@@ -225,3 +226,54 @@ def test_verdicts_are_deterministic_and_serializable():
     text = json.dumps([v.to_dict() for v in first])
     assert json.loads(text)[0]["verdict"] == "misclassified" and json.loads(text)[0]["counterexample"]["inputs"]
     assert all(v.seconds > 0 for v in first)
+    assert [v.numeric for v in first] == ["real", "unsafe", "real"] and "float64" in first[0].details
+
+
+def T(a, perm=(1, 0)):
+    return A("transpose", a, permutation=perm)
+
+
+@pytest.mark.parametrize("r,verdict,evidenced", [
+    (rule("transpose-twice", "exact", T(T(x)), x), "ok", "exact"),
+    (rule("transpose-is-identity", "exact", T(x), x), "unsound", "unsound"),
+    (rule("reduce-sum-neg", "real", A("reduce_sum", A("neg", x), axes=(0,)),
+          A("neg", A("reduce_sum", x, axes=(0,)))), "ok", "real"),
+    # sum([2, 0, -2]) is +0, -sum([-2, -0, 2]) is -0
+    (rule("reduce-sum-neg-exact", "exact", A("reduce_sum", A("neg", x), axes=(0,)),
+          A("neg", A("reduce_sum", x, axes=(0,)))), "misclassified", "real"),
+], ids=["transpose-twice", "transpose-is-identity", "reduce-sum-neg", "reduce-sum-neg-exact"])
+def test_array_rules_are_checked_on_arrays(r, verdict, evidenced):
+    v = verify_rule(r)
+    assert (v.verdict, v.evidenced) == (verdict, evidenced), str(v)
+    assert "not elementwise" in v.symbolic
+    if verdict != "ok":
+        lhs, rhs = v.counterexample.lhs, v.counterexample.rhs
+        assert lhs != rhs and v.counterexample.inputs[0][1].startswith("[")
+
+
+def test_complex_dtypes_are_opt_in():
+    # distrib's `neg-of-mul` has no not_complex condition: -(0j*0j) is -0-0j, (-0j)*0j is +0-0j
+    neg_of_mul = rule("neg-of-mul", "exact", A("neg", A("mul", x, y)), A("mul", A("neg", x), y))
+    assert verify_rule(neg_of_mul).verdict == "ok"
+    v = verify_rule(neg_of_mul, complex_dtypes=True)
+    assert v.verdict == "misclassified" and v.counterexample.dtype.startswith("complex"), str(v)
+    assert "complex128" in v.dtypes
+    guarded = rule("neg-mul", "exact", A("mul", A("neg", x), y), A("neg", A("mul", x, y)), C("not_complex", "x"))
+    assert "complex128" not in verify_rule(guarded, complex_dtypes=True).dtypes
+
+
+def test_param_variables_are_checked_at_sampled_values():
+    q = Param("q")
+    through = rule("neg-through-transpose", "exact", A("transpose", A("neg", x), permutation=q),
+                   A("neg", A("transpose", x, permutation=q)))
+    v = verify_rule(through)
+    assert (v.verdict, v.evidenced) == ("ok", "exact"), str(v)
+    assert "q=(1, 0)" in v.details and ("q=(2, 0, 1)" in v.details or "q=(1, 2, 0)" in v.details)
+    # the built-in reduce-max-neg has no float condition: max(-x) = -min(x) fails where -INT_MIN wraps
+    max_neg = rule("reduce-max-neg", "real", A("reduce_max", A("neg", x), axes=q),
+                   A("neg", A("reduce_min", x, axes=q)))
+    v = verify_rule(max_neg)
+    assert v.verdict == "unsound" and v.counterexample.dtype in ("int32", "uint32"), str(v)
+    assert dict(v.counterexample.inputs)["q"].startswith("(")
+    dn = rule("dot-param", "real", A("dot_general", x, y, dimension_numbers=Param("dn")), x)
+    assert "no values to sample" in verify_rule(dn).reason

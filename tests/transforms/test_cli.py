@@ -1,0 +1,59 @@
+"""The `eqjax` commands of the batching and rule-workbench work, run in process: vmap, rules list (the
+vmap set, the text format), optimize with a rule file added, rules effect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ir.text import parse_jaxpr
+from rewrites.rulecompile import rules_from_text
+from transforms.cli import main
+
+EXAMPLE_RULES = Path(__file__).parents[1] / "rewrites" / "data" / "example.rules"
+PROGRAM = """{ lambda ; a:f64[3] b:f64[3]. let
+    c:f64[3] = sin a
+    d:f64[3] = mul c 1.0:f64[]
+    e:f64[3] = mul d b
+  in (e,) }"""
+
+
+def _file(tmp_path: Path, text: str = PROGRAM) -> str:
+    path = tmp_path / "prog.jaxpr"
+    path.write_text(text)
+    return str(path)
+
+
+def test_vmap_prints_the_batched_program(tmp_path, capsys):
+    assert main(["vmap", _file(tmp_path), "--in-axes", "0,None", "--axis-size", "5"]) == 0
+    batched = parse_jaxpr(capsys.readouterr().out)
+    assert [str(v.aval) for v in batched.jaxpr.invars] == ["f64[5,3]", "f64[3]"]
+    assert [str(a) for a in batched.out_avals] == ["f64[5,3]"]
+
+
+def test_rules_list_of_the_vmap_set_and_in_text_format(capsys):
+    assert main(["rules", "list", "--set", "vmap", "--json"]) == 0
+    rules = json.loads(capsys.readouterr().out)
+    assert {r["category"] for r in rules} == {"vmap"} and any(r["name"] == "vmap-dot-general-bb-front" for r in rules)
+    assert main(["rules", "list", "--set", "strict", "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    reloaded = rules_from_text(text, "<dump>")
+    assert len(reloaded) > 50 and all(r.soundness == "exact" for r in reloaded)
+
+
+def test_optimize_with_a_rule_file_added(tmp_path, capsys):
+    assert main(["optimize", _file(tmp_path), "--rules", f"strict,+{EXAMPLE_RULES}", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["report"]["rule_matches"]["mul-by-one"] > 0
+    assert "1.0" not in out["jaxpr"]
+
+
+def test_rules_effect_over_a_program_directory(tmp_path, capsys):
+    _file(tmp_path)
+    assert main(["rules", "effect", str(EXAMPLE_RULES), "--programs", str(tmp_path), "--base", "strict",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    effects = {e["name"]: e for e in out["rules"]}
+    assert out["programs"] == 1 and not out["skipped"]
+    assert effects["mul-by-one"]["matches"] > 0 and effects["mul-by-one"]["programs"] == 1
+    assert effects["log-of-product"]["matches"] == 0
