@@ -120,7 +120,12 @@ def _min(x, y):
 
 
 def _pow(x, y):
-    return np.power(x, y.astype(x.dtype))  # XLA converts an integer exponent to the base's dtype
+    # XLA converts an integer exponent to the base's dtype. The exponent is made a real array first: NumPy
+    # computes power(x, 0.5) of a scalar (or stride-0) 0.5 as sqrt(x), so pow(-inf, 0.5) would be nan and
+    # pow(-0.0, 0.5) -0.0, where XLA (C's pow) gives +inf and +0.0.
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    flat = [np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for v in (x, y.astype(x.dtype))]
+    return np.power(*flat).reshape(shape)
 
 
 def _atan2(x, y):

@@ -36,7 +36,8 @@ R.rw("add-zeros", REAL, T.add(x, T.broadcast_in_dim(lit(0.0), sy, Vec[i64].empty
      eq(shape_of(x)).to(sy), math="x+zeros -> x (zeros of x's shape; x=-0.0 gives +0.0 on the left)")
 R.rw("mul-zero", UNSAFE, T.mul(x, lit(0.0)), filled(0.0), eq(shape_of(x)).to(sx),
      math="x*0 -> 0 (inf*0 is nan)")
-R.rw("sub-self", UNSAFE, T.sub(x, x), T.mul(x, lit(0.0)), eq(dtype_of(x)).to(d), math="x-x -> x*0")
+R.rw("sub-self", REAL, T.sub(x, x), T.mul(x, lit(0.0)), eq(dtype_of(x)).to(d),
+     math="x-x -> x*0 (real: both nan at ±inf and nan; x<0 gives -0.0 on the right)")
 
 # --- negation ---------------------------------------------------------------------------------------
 R.rw("mul-neg-one", EXACT, T.mul(x, lit(-1.0)), T.neg(x), math="x*-1 -> -x")
