@@ -120,11 +120,15 @@ def _min(x, y):
 
 
 def _pow(x, y):
-    # XLA converts an integer exponent to the base's dtype. The exponent is made a real array first: NumPy
+    # XLA converts an integer exponent to the base's dtype. The exponent is made a real array: NumPy
     # computes power(x, 0.5) of a scalar (or stride-0) 0.5 as sqrt(x), so pow(-inf, 0.5) would be nan and
     # pow(-0.0, 0.5) -0.0, where XLA (C's pow) gives +inf and +0.0.
+    # Single precision is computed in double and rounded once: NumPy's vectorized float32 power is not
+    # exact even at exponent 1 (pow(2.6769117e15, 1) gave 2.6769114e15), where libm's powf, which XLA
+    # calls, is correctly rounded.
+    wide = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}.get(x.dtype, x.dtype)
     shape = np.broadcast_shapes(x.shape, y.shape)
-    flat = [np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for v in (x, y.astype(x.dtype))]
+    flat = [np.ascontiguousarray(np.broadcast_to(v.astype(wide), shape)).reshape(-1) for v in (x, y)]
     return np.power(*flat).reshape(shape)
 
 
