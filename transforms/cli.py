@@ -189,7 +189,12 @@ def cmd_rules_verify(args) -> int:
     from rewrites.verify import merge_verdicts, verify_rules
 
     start = time.perf_counter()
-    verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget))
+    if args.set == "ad":
+        from transforms.ad.verify import verify_jvp_rules
+
+        verdicts = [v for v in verify_jvp_rules() if not args.names or v.name in args.names]
+    else:
+        verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget))
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=1))
@@ -335,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     rv = r_sub.add_parser("verify", help="verify each rule's soundness class: sympy and numeric evidence")
     rv.add_argument("names", nargs="*", help="rule names (default: every rule)")
     rv.add_argument("--load", help="verify the rules of this text rule file instead of the built-in ones")
+    rv.add_argument("--set", choices=["algebra", "ad"], default="algebra",
+                    help="ad: each scalar elementwise primitive's JVP rules against sympy.diff")
     rv.add_argument("--json", action="store_true", help="a list of {name, declared, verdict, counterexample, ...}")
     rv.add_argument("--budget", type=int, default=1000, help="hypothesis examples per rule and dtype (default 1000)")
     rv.set_defaults(func=cmd_rules_verify)
