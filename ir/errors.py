@@ -7,17 +7,22 @@ class EqjaxError(Exception):
     """Base of every error eqjax raises on purpose."""
 
 
+def located(where: str, message: str, column: int, expected: str = "", source_line: str = "") -> str:
+    """A syntax error's text: where, what, what was expected, and the source line with a caret."""
+    text = f"{where}: {message}"
+    if expected:
+        text += f" (expected {expected})"
+    if source_line:
+        text += f"\n  {source_line}\n  {' ' * (column - 1)}^"
+    return text
+
+
 class JaxprSyntaxError(EqjaxError):
     """Malformed jaxpr text: `line` and `column` are 1-based, `expected` says what would fit."""
 
     def __init__(self, message: str, line: int, column: int, expected: str = "", source_line: str = ""):
         self.line, self.column, self.expected, self.source_line = line, column, expected, source_line
-        text = f"line {line}, column {column}: {message}"
-        if expected:
-            text += f" (expected {expected})"
-        if source_line:
-            text += f"\n  {source_line}\n  {' ' * (column - 1)}^"
-        super().__init__(text)
+        super().__init__(located(f"line {line}, column {column}", message, column, expected, source_line))
 
 
 class JaxprTypeError(EqjaxError):

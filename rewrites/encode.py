@@ -172,6 +172,13 @@ class Loader:
         self.facts(alias.egg, aval)
         return alias
 
+    def output(self, term: eb.Call, aval: ShapedArray | None) -> Arr:
+        """`term` as a Python-level program output: its alias `ref(k)`, bound first (with `aval`) unless
+        `term` is an alias already."""
+        if term.name != "ref":
+            term = self.bind(term, aval).egg
+        return ref(int(term.args[0].value.value))
+
     def run(self) -> None:
         if not self.actions:
             return

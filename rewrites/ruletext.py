@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ir.errors import EqjaxError, JaxprSyntaxError, UnsupportedPrimitive
+from ir.errors import EqjaxError, JaxprSyntaxError, UnsupportedPrimitive, located
 from ir.params import Symbol
 from rewrites.pattern import App, Condition, Lit, Origin, Param, Pattern, PatternRule, Var, variables
 from rewrites.rule import SOUNDNESS
@@ -66,12 +66,7 @@ class RuleSyntaxError(EqjaxError):
                  source_line: str = ""):
         self.file, self.line, self.column, self.expected, self.source_line = file, line, column, expected, source_line
         self.detail = message
-        text = f"{file}:{line}:{column}: {message}"
-        if expected:
-            text += f" (expected {expected})"
-        if source_line:
-            text += f"\n  {source_line}\n  {' ' * (column - 1)}^"
-        super().__init__(text)
+        super().__init__(located(f"{file}:{line}:{column}", message, column, expected, source_line))
 
 
 # --- printing ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from ir.tracing import make_jaxpr
 from rewrites.prove import prove_equal, prove_jaxprs_equal
 from rewrites.rule import EXACT, GUARDED, REAL
 from rewrites.rulesets import all_rules
+from rewrites.verify.numeric import float_kind  # noqa: F401  (nan / inf / -inf / num; re-exported)
 from tests.rewrites.helpers import F64, assert_not_proves, sample
 
 I32 = ShapedArray((3,), int32)
@@ -70,12 +71,6 @@ def _dtype(a: np.ndarray):
     from ir.dtypes import from_numpy
 
     return from_numpy(a.dtype)
-
-
-def float_kind(v: np.ndarray) -> np.ndarray:
-    """0 nan, 1 +inf, 2 -inf, 3 a number."""
-    w = v.astype(np.float64)
-    return np.where(np.isnan(w), 0, np.where(w == np.inf, 1, np.where(w == -np.inf, 2, 3)))
 
 
 def _bytes(v: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from ir.errors import EqjaxError
 from rewrites.encode import Loader, Term
 from rewrites.engine import Limits, Report, optimize
 from rewrites.rule import Rule
-from rewrites.terms import Arr, ref
+from rewrites.terms import Arr
 from transforms.ad.build import Builder, differentiable, flat_program
 from transforms.ad.terms import declare_ad_terms, zero
 
@@ -71,8 +71,7 @@ class _Outputs:
         if term is None:
             self.terms.append(zero(Vec[i64](*(i64(d) for d in aval.shape)), aval.dtype.name))
             return
-        alias = self.builder.bind(term, aval)
-        self.terms.append(ref(int(alias.args[0].value.value)))
+        self.terms.append(self.builder.loader.output(term, aval))
 
 
 def _new_input(enc, loader: Loader, aval: ShapedArray):

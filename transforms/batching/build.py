@@ -26,6 +26,7 @@ from transforms.batching.rule import (
     batch_rule,
     broadcasting_preparation,
     tag,
+    with_batch,
 )
 from transforms.rulebook import AuxStore
 
@@ -46,10 +47,6 @@ def batched_values(jaxpr: Jaxpr, mapped) -> set[int]:
         if any(isinstance(x, Var) and id(x) in dep for x in eqn.invars):
             dep.update(id(v) for v in eqn.outvars)
     return dep
-
-
-def with_batch(aval: ShapedArray, size: int) -> ShapedArray:
-    return ShapedArray((size, *aval.shape), aval.dtype)
 
 
 class Batcher:

@@ -23,10 +23,10 @@ from ir.errors import EqjaxError
 from rewrites.encode import Loader, Term, egg_call, egg_ints, egg_str, literal_term
 from rewrites.engine import Report, optimize
 from rewrites.rule import Rule
-from rewrites.terms import Arr, ref
+from rewrites.terms import Arr
 from transforms.ad.programs import DEFAULT_OPTIONS, Options
-from transforms.batching.build import Batcher, batched_values, flat_program, with_batch
-from transforms.batching.rule import moveaxis_perm
+from transforms.batching.build import Batcher, batched_values, flat_program
+from transforms.batching.rule import moveaxis_perm, with_batch
 from transforms.batching.terms import declare_vmap_terms
 
 
@@ -123,21 +123,14 @@ def _output(batcher: Batcher, x, axis: int | None, batched: dict, size: int) -> 
     if isinstance(x, Var) and id(x) in batched:
         term, full = batched[id(x)], with_batch(aval, size)
         if axis == 0:
-            return _python(batcher, term, full)  # an input returned as it is: inp(k), not an alias
+            return batcher.loader.output(term, full)  # an input returned as it is: inp(k), not an alias
         term = _transpose(batcher, term, full, moveaxis_perm(aval.ndim + 1, 0, axis))
     else:
         term = (literal_term(x, batcher.enc) if isinstance(x, Literal) else batcher.env[id(x)]).egg
         if axis is None:
-            return _python(batcher, term, aval)
+            return batcher.loader.output(term, aval)
         shape = _batched_input(aval, axis, size).shape
         dims = tuple(k for k in range(aval.ndim + 1) if k != axis)
         term = batcher.bind(egg_call("p_broadcast_in_dim", term, egg_ints(shape), egg_ints(dims), egg_str("")),
                             ShapedArray(shape, aval.dtype))
-    return _python(batcher, term, None)
-
-
-def _python(batcher: Batcher, term, aval: ShapedArray | None) -> Arr:
-    """A Python-level output term: the alias of `term` (bound first if it is not one)."""
-    if term.name != "ref":
-        term = batcher.bind(term, aval)
-    return ref(int(term.args[0].value.value))
+    return batcher.loader.output(term, None)

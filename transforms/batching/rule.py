@@ -64,7 +64,12 @@ class Site:
     def batched_aval(self, i: int) -> ShapedArray:
         """Operand i's aval as the rule receives it (with the batch axis first if it is batched)."""
         a = self.in_avals[i]
-        return ShapedArray((self.size, *a.shape), a.dtype) if self.batched[i] else a
+        return with_batch(a, self.size) if self.batched[i] else a
+
+
+def with_batch(aval: ShapedArray, size: int) -> ShapedArray:
+    """`aval` with a batch axis of `size` first (the canonical position)."""
+    return ShapedArray((size, *aval.shape), aval.dtype)
 
 
 def shifted(axes: Sequence[int], by: int = 1) -> tuple[int, ...]:

@@ -1,1 +1,0 @@
-from rewrites.verify.sympy_jaxpr import *  # noqa: F403  (moved to the library: rewrites/verify/sympy_jaxpr.py)
