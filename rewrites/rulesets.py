@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 
 from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, Rule, RuleError, check_rules
 
@@ -45,6 +46,16 @@ def rules_in_set(name: str) -> list[Rule]:
     return [r for r in all_rules() if r.soundness in RULE_SETS[name]]
 
 
+@cache
+def _rule_file(name: str, resolved: str, mtime_ns: int) -> tuple[Rule, ...]:
+    """A rule file's compiled rules, once per version of the file (errors name it as written): the engine
+    caches its prepared e-graphs by rule identity, so recompiling the file for every program would
+    register its rules again each time (~1 s)."""
+    from rewrites.rulecompile import load_rules
+
+    return tuple(load_rules(name))
+
+
 def resolve_rules(spec: str | Sequence[Rule]) -> list[Rule]:
     if not isinstance(spec, str):
         return check_rules(spec)
@@ -54,9 +65,8 @@ def resolve_rules(spec: str | Sequence[Rule]) -> list[Rule]:
     for item in items:
         sign, name = item[0], item[1:]
         if sign == "+" and name.endswith(".rules"):
-            from rewrites.rulecompile import load_rules
-
-            loaded = load_rules(name)
+            path = Path(name).resolve()
+            loaded = list(_rule_file(name, str(path), path.stat().st_mtime_ns))
             names = {r.name for r in loaded}
             chosen = [r for r in chosen if r.name not in names] + loaded
             continue

@@ -7,6 +7,7 @@ is read back, compiled, and must prove what the original proves on the rows of t
 
 import importlib
 import math
+import os
 
 import numpy as np
 import pytest
@@ -387,3 +388,18 @@ def test_reloaded_rule_proves_what_the_original_proves(reloaded, name, f, g, ava
 def test_reloaded_rules_prove_nothing_more(reloaded, why, f, g, avals, rule_set):
     left, right = make_jaxpr(f)(*avals), make_jaxpr(g)(*avals)
     assert not prove_jaxprs_equal(left, right, rules=_with_reloaded(rule_set, reloaded)).equal
+
+
+def test_a_rule_file_in_a_rule_spec_is_compiled_once_per_version(tmp_path):
+    """The engine caches prepared e-graphs by rule identity: the same spec must give the same Rule objects,
+    and an edited file new ones."""
+    from rewrites.rulesets import resolve_rules
+
+    path = tmp_path / "mine.rules"
+    path.write_text("twice-is-sum  exact  mul(x, 2.0) => add(x, x)\n")
+    spec = f"strict,+{path}"
+    first, again = resolve_rules(spec)[-1], resolve_rules(spec)[-1]
+    assert first is again and first.name == "twice-is-sum"
+    path.write_text("twice-is-sum  exact  mul(2.0, x) => add(x, x)\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert resolve_rules(spec)[-1] is not first
