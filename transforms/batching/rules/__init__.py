@@ -4,7 +4,7 @@ kinds). Each module holds a `VmapBook` named `V`; `prepare` holds the operand pr
 from importlib import import_module
 from pathlib import Path
 
-_NAMES = ("prepare", "elementwise", "shape", "reduce", "indexing", "dot_conv")
+_NAMES = ("prepare", "elementwise", "shape", "reduce", "indexing", "dot_conv", "linalg", "fft", "random", "control")
 FAMILIES = [import_module(f"transforms.batching.rules.{n}") for n in _NAMES
             if (Path(__file__).parent / f"{n}.py").exists()]
 
