@@ -190,9 +190,13 @@ def cmd_rules_verify(args) -> int:
 
     start = time.perf_counter()
     if args.set == "ad":
-        from transforms.ad.verify import verify_jvp_rules
+        from transforms.ad.verify import verify_jvp_rules, verify_vjp_rules
 
-        verdicts = [v for v in verify_jvp_rules() if not args.names or v.name in args.names]
+        verdicts = [*verify_jvp_rules(names=args.names), *verify_vjp_rules(names=args.names)]
+    elif args.set == "vmap":
+        from transforms.batching.verify import verify_batching_rules
+
+        verdicts = verify_batching_rules(names=args.names)
     else:
         verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget))
     seconds = time.perf_counter() - start
@@ -340,8 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
     rv = r_sub.add_parser("verify", help="verify each rule's soundness class: sympy and numeric evidence")
     rv.add_argument("names", nargs="*", help="rule names (default: every rule)")
     rv.add_argument("--load", help="verify the rules of this text rule file instead of the built-in ones")
-    rv.add_argument("--set", choices=["algebra", "ad"], default="algebra",
-                    help="ad: each scalar elementwise primitive's JVP rules against sympy.diff")
+    rv.add_argument("--set", choices=["algebra", "ad", "vmap"], default="algebra",
+                    help="ad: each scalar elementwise primitive's JVP rules against sympy.diff, and each VJP "
+                         "rule against its JVP rule by the transpose identity on oracle equations; vmap: each "
+                         "batching rule against a loop over slices on oracle equations")
     rv.add_argument("--json", action="store_true", help="a list of {name, declared, verdict, counterexample, ...}")
     rv.add_argument("--budget", type=int, default=1000, help="hypothesis examples per rule and dtype (default 1000)")
     rv.set_defaults(func=cmd_rules_verify)

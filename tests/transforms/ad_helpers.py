@@ -24,6 +24,7 @@ from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
 from transforms.ad.build import float_positions
 from transforms.ad.programs import Options, jvp_program, vjp_program
+from transforms.ad.verify import random_like, transpose_sides
 
 
 @dataclass(frozen=True)
@@ -97,21 +98,11 @@ def vjp_eval(closed: ClosedJaxpr, args, cts, options: Options = RAW) -> list:
     return eval_jaxpr(program, *args, *cts, check=True)
 
 
-def _random_like(rng, x: np.ndarray) -> np.ndarray:
-    if np.iscomplexobj(x):
-        return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
-    return rng.standard_normal(x.shape).astype(x.dtype)
-
-
-def _inner(a, b) -> complex:
-    return complex(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128)))
-
-
 def check_fd(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-6, eps: float = 1e-6) -> None:
     """J·u from the JVP program equals the central difference (f(x + εu) - f(x - εu)) / 2ε."""
     rng = np.random.default_rng(seed)
     ins, outs = float_positions(closed.jaxpr.invars), float_positions(closed.jaxpr.outvars)
-    u = [_random_like(rng, args[i]) for i in ins]
+    u = [random_like(rng, args[i]) for i in ins]
     got = jvp_eval(closed, args, u)
 
     def at(sign):
@@ -129,17 +120,8 @@ def check_fd(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-6, eps: 
 
 
 def check_transpose(closed: ClosedJaxpr, args, seed: int = 0, rtol: float = 1e-9) -> None:
-    """Re⟨v, J u⟩ = Re⟨Jᵀ v, u⟩ with the JVP and VJP programs, ⟨a, b⟩ = Σ a·b (no conjugation: JAX's
-    convention). The real part is what defines the transpose of maps linear only over the reals
-    (real, imag, conj, complex abs); for random complex u and v it still determines Jᵀ."""
-    rng = np.random.default_rng(seed + 1)
-    u = [_random_like(rng, args[i]) for i in float_positions(closed.jaxpr.invars)]
-    ju = jvp_eval(closed, args, u)
-    v = [_random_like(rng, x) for x in ju]
-    jtv = vjp_eval(closed, args, v)
-    lhs = sum((_inner(a, b) for a, b in zip(v, ju, strict=True)), 0j).real
-    rhs = sum((_inner(a, b) for a, b in zip(jtv, u, strict=True)), 0j).real
-    scale = max(1.0, abs(lhs), sum(float(np.sum(np.abs(a))) for a in ju))
+    """Re⟨v, J u⟩ = Re⟨Jᵀ v, u⟩ with the JVP and VJP programs (see `transforms.ad.verify.transpose_sides`)."""
+    lhs, rhs, scale = transpose_sides(closed, args, jvp_eval, vjp_eval, seed)
     assert abs(lhs - rhs) <= rtol * scale, f"<v, Ju> = {lhs} but <J^T v, u> = {rhs}"
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -28,21 +27,10 @@ from tests.oracle_paths import ORACLE
 from tests.transforms.ad_helpers import Spec
 from transforms.ad.programs import Options
 from transforms.batching.programs import vmap_program
+from transforms.batching.verify import Config, difference, loop_reference
 
 RAW = Options(rules="none")
 SIZES = (0, 1, 3)
-
-
-@dataclass(frozen=True)
-class Config:
-    """One way of batching a program: an axis or None per input, an axis per output, the batch size."""
-
-    in_axes: tuple[int | None, ...]
-    out_axes: tuple[int, ...]
-    size: int
-
-    def __str__(self) -> str:
-        return f"in_axes={self.in_axes} out_axes={self.out_axes} size={self.size}"
 
 
 _PROGRAMS: dict = {}
@@ -69,34 +57,9 @@ def draw_batched(spec: Spec, config: Config, rng: np.random.Generator) -> tuple[
     return args, example
 
 
-def loop_reference(closed: ClosedJaxpr, args: Sequence, config: Config) -> list[np.ndarray]:
-    """The unbatched program on each slice, its outputs stacked at `out_axes`."""
-    per_slice = []
-    for b in range(config.size):
-        xs = [x if a is None else np.take(x, b, axis=a) for x, a in zip(args, config.in_axes, strict=True)]
-        per_slice.append(eval_jaxpr(closed, *xs))
-    outs = []
-    for j, (aval, axis) in enumerate(zip(closed.out_avals, config.out_axes, strict=True)):
-        stacked = (np.stack([np.asarray(r[j]) for r in per_slice]) if per_slice
-                   else np.zeros((0, *aval.shape), aval.dtype.numpy))
-        outs.append(np.moveaxis(stacked, 0, axis))
-    return outs
-
-
 def assert_same(got, want, what: str) -> None:
-    """Integers and booleans exactly; floats to a rounding error (a batched sum may associate
-    differently from the slice's), nan where nan, infinities exactly."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (
-        f"{what}: got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}")
-    if want.dtype.kind not in "fc" and want.dtype.name != "bfloat16":
-        np.testing.assert_array_equal(got, want, err_msg=what)
-        return
-    wide = np.complex128 if want.dtype.kind == "c" else np.float64
-    rtol = 1e-12 if want.dtype.itemsize >= 8 and want.dtype.kind == "f" or want.dtype.itemsize >= 16 else 1e-5
-    g, w = got.astype(wide), want.astype(wide)
-    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0))
-    np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * max(scale, 1e-300), equal_nan=True, err_msg=what)
+    problem = difference(got, want)
+    assert problem is None, f"{what}: {problem}"
 
 
 def check_config(spec: Spec, config: Config, seed: int = 0, options: Options = RAW) -> None:
