@@ -134,8 +134,10 @@ def householder(prim: str, a: np.ndarray, taus: np.ndarray) -> np.ndarray:
 
 @impl("householder_product")
 def householder_product(a, taus):
-    [q] = over_batch("householder_product", lambda a1, t1: (householder("householder_product", a1, t1),), [a, taus],
-                     {})
+    def product(a1, taus1):
+        return (householder("householder_product", a1, taus1),)
+
+    [q] = over_batch("householder_product", product, [a, taus], {})
     return q
 
 
