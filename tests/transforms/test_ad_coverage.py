@@ -21,7 +21,6 @@ NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "zeta", "householder_product", "schur"
 KNOWN_GAPS = {
     "control flow": {"cond", "while", "scan", "optimization_barrier", "custom_linear_solve"},
     "linalg": {"cholesky", "triangular_solve", "qr", "svd", "eigh", "eig", "lu", "tridiagonal_solve"},
-    "fft": {"fft"},
     "random": {"random_seed", "random_split", "random_fold_in", "random_bits", "random_gamma", "random_wrap",
                "random_unwrap", "random_clone", "threefry2x32", "rng_bit_generator"},
     "generic reduce_window (JAX has no VJP either)": {"reduce_window"},

@@ -19,7 +19,6 @@ KNOWN_GAPS = {
     "control flow": {"cond", "while", "scan", "optimization_barrier", "custom_linear_solve"},
     "linalg": {"cholesky", "triangular_solve", "qr", "svd", "eigh", "eig", "lu", "tridiagonal_solve",
                "householder_product", "schur", "hessenberg", "tridiagonal", "lu_pivots_to_permutation"},
-    "fft": {"fft"},
     "random": {"random_seed", "random_split", "random_fold_in", "random_bits", "random_gamma", "random_wrap",
                "random_unwrap", "random_clone", "threefry2x32", "rng_bit_generator"},
 }
