@@ -247,8 +247,7 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     clock = time.perf_counter()
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
     avals = class_avals(view, enc)
-    memo: dict = {}
-    costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
+    costs = node_costs(view, avals, enc, model)
     report.seconds["costs"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -262,6 +261,12 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     report.eqns_after = count_eqns(optimized)
     report.cost_after = jaxpr_cost(model, optimized)
     return optimized, report
+
+
+def node_costs(view, avals: dict, enc, model) -> list[float]:
+    """The cost of every node of `view` under `model` (leaves and unreachable nodes cost 0)."""
+    memo: dict = {}
+    return [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
 
 
 def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:

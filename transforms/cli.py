@@ -154,7 +154,7 @@ def cmd_rules(args) -> int:
         print(json.dumps([{"name": r.name, "category": r.category, "soundness": r.soundness, "math": r.math}
                           for r in rules], indent=1))
     elif args.format == "text":
-        from rewrites.rulecompile import dump_rules
+        from rewrites.ruledump import dump_rules
 
         print(dump_rules(rules, f"eqjax rule set {args.set!r}"))
     else:
@@ -166,7 +166,7 @@ def cmd_rules(args) -> int:
 
 def _pattern_rules(args) -> list:
     """The rules `rules verify` checks: a file's (--load), else built-in ones, named or all."""
-    from rewrites.rulecompile import dump_rule
+    from rewrites.ruledump import dump_rule
     from rewrites.ruletext import parse_rules
 
     if args.load:

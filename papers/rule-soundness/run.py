@@ -16,7 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from rewrites.rulecompile import dump_rule  # noqa: E402
+from rewrites.ruledump import dump_rule  # noqa: E402
 from rewrites.rulesets import all_rules  # noqa: E402
 from rewrites.verify import merge_verdicts, verify_rules  # noqa: E402
 

@@ -35,8 +35,9 @@ Deterministic: fixed seeds and derandomized hypothesis; `seconds` is not part of
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -44,10 +45,12 @@ from hypothesis import settings as hypothesis_settings
 
 from ir import dtypes as D
 from rewrites.pattern import PatternRule
+from rewrites.rule import Rule
 from rewrites.verify.arrays import array_instances, check_array_dtype
 from rewrites.verify.instantiate import VALUE_CONDITIONS, NotInstantiable, applicable_instances
 from rewrites.verify.numeric import Counterexample, Evidence, bits_at, check_dtype
 from rewrites.verify.symbolic import Symbolic, prove
+from rewrites.verify.witness import witness_groups
 
 RANK = {"exact": 0, "real": 1, "guarded": 1, "unsafe": 2, "unsound": 3}
 VERDICTS = ("ok", "misclassified", "unsound", "unknown")
@@ -89,9 +92,9 @@ def default_budget() -> int:
 
 
 def verify_rules(rules: Iterable[PatternRule], *, budget: int | None = None, sympy_seconds: float | None = 5.0,
-                 complex_dtypes: bool = False) -> list[Verdict]:
-    return [verify_rule(r, budget=budget, sympy_seconds=sympy_seconds, complex_dtypes=complex_dtypes)
-            for r in rules]
+                 complex_dtypes: bool = False, compiled: Mapping[str, Rule] | None = None) -> list[Verdict]:
+    return [verify_rule(r, budget=budget, sympy_seconds=sympy_seconds, complex_dtypes=complex_dtypes,
+                        compiled=compiled) for r in rules]
 
 
 def merge_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:
@@ -118,21 +121,23 @@ MERGE_ORDER = ("unsound", "misclassified", "ok", "unknown")
 
 
 def verify_rule(rule: PatternRule, *, budget: int | None = None, sympy_seconds: float | None = 5.0,
-                complex_dtypes: bool = False) -> Verdict:
+                complex_dtypes: bool = False, compiled: Mapping[str, Rule] | None = None) -> Verdict:
     """The verdict on `rule`: `budget` hypothesis examples (None: the active profile's), SymPy limited to
     `sympy_seconds`; `complex_dtypes` also checks complex128/complex64 (bits, kinds, and complex128 values
-    at moderate inputs), which judges eval's complex arithmetic as much as the rule."""
+    at moderate inputs), which judges eval's complex arithmetic as much as the rule. A rule the patterns
+    cannot instantiate (engine conditions) is run by the engine as `compiled[rule.name]` (default: the
+    built-in rule of that name, or the pattern compiled) on instances of its left side (`witness`)."""
     start = time.perf_counter()
     budget = default_budget() if budget is None else budget
     try:
-        verdict = _verify(rule, budget, sympy_seconds, complex_dtypes)
+        verdict = _verify(rule, budget, sympy_seconds, complex_dtypes, compiled)
     except Exception as err:  # a rule the checks cannot handle gets a verdict, not a traceback in a listing
         verdict = Verdict(rule.name, rule.soundness, "unknown", "", "", "unknown",
                           reason=f"the verifier failed: {type(err).__name__}: {err}")
     return Verdict(**{**verdict.__dict__, "seconds": time.perf_counter() - start})
 
 
-def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool) -> Verdict:
+def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool, compiled) -> Verdict:
     base = {"name": rule.name, "declared": rule.soundness}
     groups = None
     try:
@@ -151,8 +156,17 @@ def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool)
         if err.ill_typed:
             return Verdict(**base, evidenced="unsound", symbolic="", numeric="", verdict="unsound",
                            reason=err.reason)
-        return Verdict(**base, evidenced="unknown", symbolic="", numeric="", verdict="unknown",
-                       reason=f"not instantiable: {err.reason}")
+        engine_rule = compiled[rule.name] if compiled and rule.name in compiled else compiled_rule(rule)
+        if engine_rule is None:
+            return Verdict(**base, evidenced="unknown", symbolic="", numeric="", verdict="unknown",
+                           reason=f"not instantiable: {err.reason}")
+        try:
+            groups = witness_groups(rule, engine_rule)
+        except NotInstantiable as witness_err:
+            return Verdict(**base, evidenced="unknown", symbolic="", numeric="", verdict="unknown",
+                           reason=f"not instantiable: {err.reason}; {witness_err.reason}")
+        verdict = _verify_arrays(rule, base, groups, budget)
+        return dataclasses.replace(verdict, details=f"right sides built by the engine; {verdict.details}")
     if groups is not None:
         return _verify_arrays(rule, base, groups, budget)
     dtypes = tuple(i.dtype.name for i in instances)
@@ -163,6 +177,22 @@ def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool)
         real = _runs_real_check(inst) and not (inst.dtype == D.float64 and symbolic.status == "disproved")
         evidence.append(check_dtype(rule, inst.dtype, budget, real))
     return _combine(rule, base, dtypes, symbolic, evidence)
+
+
+def compiled_rule(rule: PatternRule) -> Rule | None:
+    """The egglog rule a pattern stands for: the built-in of its name (a dumped built-in rule), else the
+    pattern compiled (a rule from a text file); None when it does not compile."""
+    from rewrites.rulecompile import compile_rules
+    from rewrites.rulesets import all_rules
+
+    builtin = {r.name: r for r in all_rules()}
+    if rule.name in builtin and rule.origin is not None and not rule.origin.file.endswith(".rules"):
+        return builtin[rule.name]
+    try:
+        [compiled] = compile_rules([rule])
+    except Exception:  # noqa: BLE001  a rule the compiler refuses has no witness
+        return None
+    return compiled
 
 
 def _runs_real_check(inst) -> bool:

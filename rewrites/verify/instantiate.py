@@ -133,8 +133,11 @@ def candidate_dtypes(rule: PatternRule, complex_dtypes: bool = False) -> list[D.
 
 def _predicate_vars(p, out: set[str]) -> set[str]:
     if isinstance(p, App):
-        if p.prim == "select_n" and p.args and isinstance(p.args[0], Var):
-            out.add(p.args[0].name)
+        predicate = p.args[0] if p.prim == "select_n" and p.args else None
+        while isinstance(predicate, App) and predicate.prim == "not" and predicate.args:
+            predicate = predicate.args[0]  # a predicate's negation is a bool too
+        if isinstance(predicate, Var):
+            out.add(predicate.name)
         for a in p.args:
             _predicate_vars(a, out)
     return out
@@ -160,6 +163,8 @@ def _literal(value, dtype: D.DType, matched: bool):
     no float32 one."""
     lit = literal(value, dtype)
     if matched:
+        if dtype.kind == "c":
+            raise NotInstantiable("a complex literal is never matched as a literal")
         held = float(np.asarray(lit.value, dtype=np.float64)) if dtype.kind != "b" else float(bool(lit.value))
         if not (held == float(value) or (math.isnan(held) and math.isnan(float(value)))):
             raise NotInstantiable(f"the literal {value!r} has no exact {dtype.name} value")

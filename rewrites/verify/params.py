@@ -44,7 +44,17 @@ PARAM_CHOICES = {
     "new_sizes": lambda shape: [(_prod(shape),), tuple(reversed(shape)), (1, *shape)],
     "shape": lambda shape: [(2, *shape), (*shape, 2), shape],  # broadcast_in_dim targets
     "broadcast_dimensions": lambda shape: [tuple(range(1, len(shape) + 1)), tuple(range(len(shape)))],
+    "dimension_numbers": lambda shape: _contractions(len(shape)),
 }
+
+
+def _contractions(rank: int) -> list:
+    """dot_general dimension numbers for operands of one shape of `rank`: x·y, x·yᵀ, and batched x·yᵀ."""
+    if rank == 0:
+        return [(([], []), ([], []))]
+    last = rank - 1
+    out = [(([last], [0]), ([], [])), (([last], [last]), ([], []))]
+    return out + ([(([last], [last]), ([0], [0]))] if rank > 1 else [])
 
 
 def param_uses(p, out: dict[str, str] | None = None) -> dict[str, str]:

@@ -23,13 +23,8 @@ from rewrites.engine import optimize
 from rewrites.pattern import App, Condition, Lit, Param, PatternRule, Var
 from rewrites.prove import prove_equal, prove_jaxprs_equal
 from rewrites.rule import RuleError, check_rules
-from rewrites.rulecompile import (
-    compile_rules,
-    dump_builtin_rules,
-    dump_rule,
-    load_rules,
-    rules_from_text,
-)
+from rewrites.rulecompile import compile_rules, load_rules, rules_from_text
+from rewrites.ruledump import dump_builtin_rules, dump_rule
 from rewrites.rulesets import all_rules, rules_in_set
 from rewrites.ruletext import RuleSyntaxError, format_rule, parse_rules, reloadable
 from tests.rewrites.helpers import F64, F64_2D

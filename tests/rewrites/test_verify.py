@@ -276,4 +276,32 @@ def test_param_variables_are_checked_at_sampled_values():
     assert v.verdict == "unsound" and v.counterexample.dtype in ("int32", "uint32"), str(v)
     assert dict(v.counterexample.inputs)["q"].startswith("(")
     dn = rule("dot-param", "real", A("dot_general", x, y, dimension_numbers=Param("dn")), x)
-    assert "no values to sample" in verify_rule(dn).reason
+    v = verify_rule(dn)  # dimension numbers are sampled (x·y, x·yᵀ, batched): the sides' shapes differ
+    assert v.verdict == "unsound" and "the right side gives" in v.reason, str(v)
+    starts = rule("slice-param", "real", A("slice", x, start_indices=Param("s"), limit_indices=Param("l")), x)
+    assert "no values to sample" in verify_rule(starts).reason
+
+
+def test_rules_with_engine_conditions_are_checked_on_what_the_engine_builds():
+    """A rule whose condition only the engine evaluates (here: the operand's rank) is run alone on instances
+    of its left side; the right sides it builds are judged like any other (`rewrites.verify.witness`)."""
+    from egglog import eq, i64
+
+    from rewrites.rule import EXACT, RuleBook
+    from rewrites.ruledump import dump_rule
+    from rewrites.rules.common import T, shape_of
+    from rewrites.rules.common import x as ex
+
+    book = RuleBook("witness-test")
+    vector = eq(shape_of(ex).length()).to(i64(1))
+    rules = [book.rw("neg-neg-vector", EXACT, T.neg(T.neg(ex)), ex, vector, math="-(-x) -> x"),
+             book.rw("sign-drop-vector", EXACT, T.sign(T.neg(ex)), T.sign(ex), vector,
+                     math="sign(-x) -> sign x (false)")]
+    patterns = [p for r in rules for p in dump_rule(r)]
+    assert all(any(c.kind == "engine" for c in p.conditions) for p in patterns)
+    verdicts = {v.name: v for v in verify_rules(patterns, budget=50, compiled={r.name: r for r in rules})}
+    assert verdicts["neg-neg-vector"].verdict == "ok", str(verdicts["neg-neg-vector"])
+    assert "built by the engine" in verdicts["neg-neg-vector"].details
+    assert "shape=3" in verdicts["neg-neg-vector"].details  # the rank-1 instance is the one it fired on
+    wrong = verdicts["sign-drop-vector"]
+    assert wrong.verdict == "unsound" and wrong.counterexample is not None, str(wrong)
