@@ -19,6 +19,8 @@ from rewrites.egraph_view import EGraphView, ENode
 from rewrites.encode import Encoding
 from rewrites.terms import SPECS, default_params
 
+_LISTS = frozenset({"cons", "nil", "body", "bcons", "bnil"})  # nodes that are not arrays: no aval
+
 
 class UnsoundRewrite(EqjaxError):
     """Two terms in one e-class have different avals: some rule changed a shape or dtype."""
@@ -26,7 +28,7 @@ class UnsoundRewrite(EqjaxError):
 
 def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict:
     """The full params of a primitive node: its typed fields and its `extra` params."""
-    if node.op in ("apply", "call"):
+    if node.op in ("apply", "call", "hcall"):
         prim, extra = node.payload
         return dict(enc.params_of(extra)) if extra else {}
     spec = SPECS[node.op]
@@ -43,7 +45,7 @@ def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict
 
 
 def node_primitive(node: ENode) -> str:
-    return node.payload[0] if node.op in ("apply", "call") else node.op
+    return node.payload[0] if node.op in ("apply", "call", "hcall") else node.op
 
 
 def args_classes(view: EGraphView, args_class: str) -> list[str]:
@@ -59,7 +61,7 @@ def args_classes(view: EGraphView, args_class: str) -> list[str]:
 
 
 def operand_classes(view: EGraphView, node: ENode) -> list[str]:
-    return args_classes(view, node.children[0]) if node.op in ("apply", "call") else list(node.children)
+    return args_classes(view, node.children[0]) if node.op in ("apply", "call", "hcall") else list(node.children)
 
 
 def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:
@@ -69,6 +71,9 @@ def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:
         return enc.const_avals[node.payload[0]]
     if node.op == "scalar":
         return ShapedArray((), from_name(node.payload[1]))
+    if node.op == "barg":
+        b, k = node.payload
+        return enc.body_avals[b][k]
     return None
 
 
@@ -84,7 +89,7 @@ def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tupl
     for i, deps in enumerate(operands):
         for c in set(deps):
             users.setdefault(c, []).append(i)
-    ready = [i for i, n in enumerate(view.nodes) if waiting[i] == 0 and n.op not in ("cons", "nil")]
+    ready = [i for i, n in enumerate(view.nodes) if waiting[i] == 0 and n.op not in _LISTS]
     memo: dict = {}
     while ready:
         i = ready.pop()
@@ -104,7 +109,7 @@ def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tupl
 
 
 def _dependencies(view: EGraphView, node: ENode) -> list[str]:
-    if node.op in ("cons", "nil"):
+    if node.op in _LISTS:
         return []
     return list(node.children) if node.op == "get" else operand_classes(view, node)
 
@@ -122,6 +127,8 @@ def _node_aval(node: ENode, in_avals: list, enc: Encoding, memo: dict):
         return leaf
     if node.op == "get":
         return in_avals[0][node.payload[0]]
+    if node.op == "hcall":
+        return enc.higher[node.payload[1]].out_avals
     key = (node.op, node.payload, tuple(in_avals))
     out = memo.get(key)
     if out is None:
@@ -134,18 +141,42 @@ def decode(view: EGraphView, choice: dict[str, int], enc: Encoding,
            avals: dict | None = None) -> ClosedJaxpr:
     """The program made of the chosen node of each class reachable from the outputs."""
     avals = class_avals(view, enc) if avals is None else avals
-    invars = [Var(a) for a in enc.in_avals]
-    constvars: list[Var] = []
-    consts: list[np.ndarray] = []
-    eqns: list[Eqn] = []
-    atoms: dict[str, object] = {}  # class -> Var | Literal (a list of Vars for a Tup class)
     [root] = view.roots
-    outputs = args_classes(view, root)
+    closed = _Scope(view, choice, enc, avals, [Var(a) for a in enc.in_avals], None).closed(args_classes(view, root))
+    typecheck(closed)
+    return closed
 
-    def build(cls: str):
-        node = view.nodes[choice[cls]]
+
+class _Scope:
+    """One jaxpr being decoded: the program (leaves `inp`) or a body (leaves `barg(b, k)` of its id b).
+    Each scope emits its own equations: a class a body shares with the program (a constant subterm) is
+    computed inside the body, which must stay closed."""
+
+    def __init__(self, view: EGraphView, choice: dict[str, int], enc: Encoding, avals: dict, invars: list[Var],
+                 body: int | None):
+        self.view, self.choice, self.enc, self.avals, self.invars, self.body = view, choice, enc, avals, invars, body
+        self.constvars: list[Var] = []
+        self.consts: list[np.ndarray] = []
+        self.eqns: list[Eqn] = []
+        self.atoms: dict[str, object] = {}  # class -> Var | Literal (a list of Vars for a Tup class)
+
+    def closed(self, outputs: list[str]) -> ClosedJaxpr:
+        for out_cls in outputs:
+            _emit(self.view, self.choice, out_cls, self.atoms, self.build)
+        _drop_unused(self.eqns, [self.atoms[c] for c in outputs])
+        jaxpr = Jaxpr(self.constvars, self.invars, [self.atoms[c] for c in outputs], self.eqns)
+        return ClosedJaxpr(jaxpr, self.consts)
+
+    def build(self, cls: str):
+        view, enc = self.view, self.enc
+        node = view.nodes[self.choice[cls]]
         if node.op == "inp":
-            return invars[node.payload[0]]
+            return self.invars[node.payload[0]]
+        if node.op == "barg":
+            b, k = node.payload
+            if b != self.body:
+                raise EqjaxError(f"a term of body {b} was extracted outside it (in {self.body or 'the program'})")
+            return self.invars[k]
         if node.op == "scalar":
             dt = from_name(node.payload[1])
             return Literal(np.asarray(node.payload[0]).astype(dt.numpy)[()], ShapedArray((), dt))
@@ -154,31 +185,43 @@ def decode(view: EGraphView, choice: dict[str, int], enc: Encoding,
             if k in enc.literal_consts:
                 return Literal(enc.consts[k][()], enc.const_avals[k])
             var = Var(enc.const_avals[k])
-            constvars.append(var)
-            consts.append(enc.consts[k])
+            self.constvars.append(var)
+            self.consts.append(enc.consts[k])
             return var
         if node.op == "get":
-            return atoms[node.children[0]][node.payload[0]]
-        operands = [atoms[c] for c in operand_classes(view, node)]
+            return self.atoms[node.children[0]][node.payload[0]]
+        operands = [self.atoms[c] for c in operand_classes(view, node)]
         in_avals = [x.aval for x in operands]
         prim = node_primitive(node)
         params = node_params(node, in_avals, enc)
-        if node.op == "call":
-            outs = [Var(a) for a in avals[cls]]
-            eqns.append(Eqn(prim, operands, list(outs), params))
+        if node.op == "hcall":
+            params = enc.higher[node.payload[1]].params(params, [self.body_jaxpr(c) for c in body_classes(view, node)])
+        if node.op in ("call", "hcall"):
+            outs = [Var(a) for a in self.avals[cls]]
+            self.eqns.append(Eqn(prim, operands, list(outs), params))
             return outs
         if get_primitive(prim).multiple_results:
             raise EqjaxError(f"{prim} has several results but is held as a single-result node")
-        out = Var(avals[cls])
-        eqns.append(Eqn(prim, operands, [out], params))
+        out = Var(self.avals[cls])
+        self.eqns.append(Eqn(prim, operands, [out], params))
         return out
 
-    for out_cls in outputs:
-        _emit(view, choice, out_cls, atoms, build)
-    _drop_unused(eqns, [atoms[c] for c in outputs])
-    closed = ClosedJaxpr(Jaxpr(constvars, invars, [atoms[c] for c in outputs], eqns), consts)
-    typecheck(closed)
-    return closed
+    def body_jaxpr(self, body_cls: str) -> ClosedJaxpr:
+        node = self.view.nodes[self.choice[body_cls]]
+        [b] = node.payload
+        scope = _Scope(self.view, self.choice, self.enc, self.avals, [Var(a) for a in self.enc.body_avals[b]], b)
+        return scope.closed(args_classes(self.view, node.children[0]))
+
+
+def body_classes(view: EGraphView, hcall: ENode) -> list[str]:
+    """The Body classes of an `hcall` node, in order."""
+    out, cls = [], hcall.children[1]
+    while True:
+        node = view.nodes[view.classes[cls][0]]
+        if node.op == "bnil":
+            return out
+        head, cls = node.children
+        out.append(head)
 
 
 def _emit(view: EGraphView, choice: dict[str, int], start: str, atoms: dict, build) -> None:

@@ -7,9 +7,11 @@ All unions and facts are the actions of a few body-less rules run once, so the c
 command per few hundred equations (about 0.1 ms per equation at 5,000 equations).
 
 `jit` (and older `pjit`, `closed_call`, `core_call`) bodies are inlined: a call boundary carries no
-meaning for NumPy evaluation, and inlining lets rules work across it. Other higher-order primitives
-(`custom_jvp_call`, `cond`, `scan`, ...) are held as `call`/`apply` nodes whose jaxpr-valued params
-live on the Python side (`Encoding.extras`).
+meaning for NumPy evaluation, and inlining lets rules work across it. Control flow (`scan`, `while`,
+`cond`) is an `hcall` node whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules
+rewrite inside them; its other params and its result avals live on the Python side
+(`Encoding.hcall_key`). Other higher-order primitives (`custom_jvp_call`, `remat2`, ...) are held as
+`call`/`apply` nodes whose jaxpr-valued params live on the Python side (`Encoding.extras`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,24 @@ def egg_ints(v: tuple[int, ...]) -> eb.Call:
 _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
 
 
+# The params of each control-flow primitive that hold its bodies, in the order of `hcall`'s body list.
+BODY_PARAMS = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr"), "cond": ("branches",)}
+
+
+@dataclass(frozen=True)
+class HigherOrder:
+    slots: tuple[tuple[str, int | None], ...]  # each body param: None (one jaxpr) or how many (a tuple)
+    out_avals: tuple[ShapedArray, ...]
+
+    def params(self, rest: dict, bodies: list) -> dict:
+        """The equation's params: `rest` with the body params filled from `bodies`, in slot order."""
+        out, k = dict(rest), 0
+        for name, count in self.slots:
+            out[name] = bodies[k] if count is None else tuple(bodies[k:k + count])
+            k += 1 if count is None else count
+        return out
+
+
 @dataclass
 class Encoding:
     """What the e-graph's leaves and `extra` keys stand for, to decode extracted terms."""
@@ -66,6 +86,23 @@ class Encoding:
     extras: dict[str, dict] = field(default_factory=dict)
     outputs: list[Arr] = field(default_factory=list)  # this program's outputs, as Python-level terms
     n_eqns: int = 0
+    body_avals: list[tuple[ShapedArray, ...]] = field(default_factory=list)  # body id -> its input avals
+    higher: dict[str, HigherOrder] = field(default_factory=dict)  # hcall extra key -> how to rebuild it
+
+    def add_body(self, in_avals) -> int:
+        self.body_avals.append(tuple(in_avals))
+        return len(self.body_avals) - 1
+
+    def hcall_key(self, prim: str, params: dict, out_avals) -> str:
+        """The `extra` key of a control-flow equation: its params but the bodies, and its result avals
+        (the shape rules need the bodies, which extraction chooses; the results' types never change)."""
+        rest = {k: v for k, v in params.items() if k not in BODY_PARAMS[prim]}
+        slots = tuple((k, None if isinstance(params[k], (ClosedJaxpr, Jaxpr)) else len(params[k]))
+                      for k in BODY_PARAMS[prim])
+        key = f"{prim}@{params_key(rest)} -> {' '.join(map(str, out_avals))}"
+        self.extras.setdefault(key, rest)
+        self.higher.setdefault(key, HigherOrder(slots, tuple(out_avals)))
+        return key
 
     def add_const(self, value: np.ndarray, aval: ShapedArray, literal: bool = False) -> int:
         self.consts.append(value)
@@ -126,7 +163,7 @@ def _holds_jaxpr(value: Any) -> bool:
 # only needed for program outputs, so they are built lazily from this small description.
 @dataclass(frozen=True)
 class Term:
-    kind: str  # "inp" | "const" | "scalar" | "ref"
+    kind: str  # "inp" | "const" | "scalar" | "ref" | "barg"
     args: tuple
 
     @property
@@ -134,13 +171,13 @@ class Term:
         if self.kind == "scalar":
             value, dtype = self.args
             return egg_call("scalar", eb.Lit(_SPAN, eb.Float(value)), egg_str(dtype))
-        return egg_call(self.kind, egg_int(self.args[0]))
+        return egg_call(self.kind, *map(egg_int, self.args))
 
     @property
     def python(self) -> Arr:
         if self.kind == "scalar":
             return Arr.scalar(*self.args)
-        return {"inp": Arr.inp, "const": Arr.const, "ref": ref}[self.kind](self.args[0])
+        return {"inp": Arr.inp, "const": Arr.const, "ref": ref, "barg": Arr.barg}[self.kind](*self.args)
 
 
 def literal_term(lit: Literal, enc: Encoding) -> Term:
@@ -234,6 +271,11 @@ def _encode_eqns(jaxpr: Jaxpr, env: dict[int, Term], loader: Loader) -> None:
                 if not isinstance(v, DropVar):
                     env[id(v)] = term
             continue
+        if eqn.primitive in BODY_PARAMS:
+            tup = _hcall(eqn, operands, loader)
+            for k, v in enumerate(eqn.outvars):
+                env[id(v)] = loader.bind(egg_call("get", tup, egg_int(k)), v.aval)
+            continue
         in_avals = [x.aval for x in eqn.invars]
         definitions = _eqn_terms(eqn.primitive, eqn.params, [t.egg for t in operands], in_avals,
                                  len(eqn.outvars), enc)
@@ -250,6 +292,35 @@ def _inline(inner: ClosedJaxpr, operands: list[Term], loader: Loader) -> list[Te
     env.update({id(v): t for v, t in zip(inner.jaxpr.invars, operands, strict=True)})
     _encode_eqns(inner.jaxpr, env, loader)
     return [_atom(x, env, enc) for x in inner.jaxpr.outvars]
+
+
+def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
+    """The `hcall` term of a control-flow equation, its bodies encoded as terms over their own inputs."""
+    bodies = []
+    for name in BODY_PARAMS[eqn.primitive]:
+        value = eqn.params[name]
+        bodies += [value] if isinstance(value, (ClosedJaxpr, Jaxpr)) else list(value)
+    body_terms = egg_call("bnil")
+    for body in reversed(bodies):
+        body_terms = egg_call("bcons", _body(body, loader), body_terms)
+    key = loader.enc.hcall_key(eqn.primitive, eqn.params, [v.aval for v in eqn.outvars])
+    return egg_call("hcall", egg_str(eqn.primitive), egg_str(key), egg_args([t.egg for t in operands]), body_terms)
+
+
+def _body(body: ClosedJaxpr | Jaxpr, loader: Loader) -> eb.Call:
+    closed = body if isinstance(body, ClosedJaxpr) else ClosedJaxpr(body, [])
+    enc = loader.enc
+    b = enc.add_body([v.aval for v in closed.jaxpr.invars])
+    env: dict[int, Term] = {}
+    for v, c in zip(closed.jaxpr.constvars, closed.consts, strict=True):
+        env[id(v)] = Term("const", (enc.add_const(np.asarray(c), v.aval),))
+        loader.facts(env[id(v)].egg, v.aval)
+    for k, v in enumerate(closed.jaxpr.invars):
+        env[id(v)] = Term("barg", (b, k))
+        loader.facts(env[id(v)].egg, v.aval)
+    _encode_eqns(closed.jaxpr, env, loader)
+    outs = [_atom(x, env, enc) for x in closed.jaxpr.outvars]
+    return egg_call("body", egg_int(b), egg_args([t.egg for t in outs]))
 
 
 def egg_args(operands: list[eb.Call]) -> eb.Call:

@@ -19,16 +19,19 @@ from typing import Any
 
 from egglog import EGraph, back_off, ruleset, run
 
-from ir.core import ClosedJaxpr
+from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
-from rewrites.encode import INLINED, encode
+from rewrites.encode import BODY_PARAMS, INLINED, encode
 from rewrites.extract import extract
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
 from rewrites.serialize import ROOT_LET, view_of
 from rewrites.terms import args_list, declare_terms
 
-_LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil"})
+_LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "body", "bcons", "bnil"})
+# A control-flow node costs its bodies' nodes, which extraction counts as its dependencies (once each: a cost
+# model over one e-graph cannot see trip counts), plus this.
+HCALL_COST = 1.0
 
 
 @dataclass(frozen=True)
@@ -273,6 +276,8 @@ def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:
     node = view.nodes[i]
     if node.op in _LEAVES:
         return 0
+    if node.op == "hcall":
+        return HCALL_COST
     cls = view.node_class[i]
     if cls not in avals:
         return 0  # unreachable from any leaf: never extractable, its cost does not matter
@@ -287,12 +292,13 @@ def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:
 
 
 def count_eqns(closed: ClosedJaxpr) -> int:
-    """Equations the program runs, with inlined calls (`jit`) counted by their bodies."""
+    """Equations the program holds, with inlined calls (`jit`) counted by their bodies and control flow
+    with its bodies'."""
     total = 0
     for eqn in closed.jaxpr.eqns:
         if eqn.primitive in INLINED:
             inner = eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr")
             total += count_eqns(inner)
         else:
-            total += 1
+            total += 1 + sum(count_eqns(body) for body in subjaxprs(eqn)) if eqn.primitive in BODY_PARAMS else 1
     return total

@@ -8,9 +8,12 @@ becomes an `ENode` whose `children` are the e-classes of its term operands and w
 holds its primitive values, decoded:
 
     inp(k) / const(k)          payload (k,)
+    barg(b, k)                 payload (b, k)
     scalar(v, dtype)           payload (v, dtype)
     p_<prim>(xs.., fields.., extra)   op = the primitive, payload (field values..., extra)
     apply / call(prim, extra, args)   op "apply" / "call", payload (prim, extra)
+    hcall(prim, extra, args, bodies)  op "hcall", payload (prim, extra), children (args, bodies)
+    body(b, outs)              payload (b,); bcons(body, rest) / bnil() no payload
     get(t, i)                  payload (i,)
     cons(x, rest) / nil()      no payload
 """
@@ -24,9 +27,10 @@ from egglog import EGraph
 from rewrites.egraph_view import EGraphView, ENode
 from rewrites.terms import BY_EGG_NAME
 
-TERM_SORTS = frozenset({"Arr", "Args", "Tup"})
+TERM_SORTS = frozenset({"Arr", "Args", "Tup", "Body", "Bodies"})
 ROOT_LET = "$outputs"
-_TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "apply", "call", "cons", "nil"})
+_TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "apply", "call", "cons", "nil", "barg", "body", "bnil",
+                          "bcons", "hcall"})
 
 
 def view_of(egraph: EGraph) -> EGraphView:

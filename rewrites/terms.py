@@ -4,9 +4,11 @@ Sorts
     Arr    an array value
     Args   a cons list of array operands (`Args.nil()`, `Args.cons(x, rest)`) for variadic primitives
     Tup    the results of a multi-result equation; `get(t, i)` is its i-th result
+    Body   a sub-jaxpr: its id and its outputs; Bodies a cons list of them
 
 Leaves
     Arr.inp(k)               the k-th input of the program
+    Arr.barg(b, k)           the k-th input of body b (a sub-jaxpr of a control-flow equation)
     Arr.const(k)             the k-th array constant (values held on the Python side), also any literal
                              `scalar` cannot hold exactly (nan, -0.0, huge integers, complex)
     Arr.scalar(v, dtype)     a rank-0 literal of `dtype` whose value is the float64 `v`
@@ -18,7 +20,10 @@ Equations
     text ("" stands for the primitive's default params, which rules use when they build a node);
     `apply(prim, extra, args)` for single-result primitives without a spec, with variadic operands, or
     whose params do not round-trip through the typed fields;
-    `call(prim, extra, args)` for multi-result primitives, read through `get`.
+    `call(prim, extra, args)` for multi-result primitives, read through `get`;
+    `hcall(prim, extra, args, bodies)` for control flow (`scan`, `while`, `cond`): each sub-jaxpr is a
+    `Body.of(b, outs)` whose outputs are terms over its own inputs `Arr.barg(b, k)`, so rules rewrite
+    inside bodies as anywhere else; `bodies` is a `Bodies.cons` list in the order of the params.
 
 The e-class analysis facts rules can ask for are egglog functions: `shape_of(x)` (Vec[i64]) and
 `dtype_of(x)` (the dtype name); `rewrites.analyses.values` adds sign/zero/finiteness relations.
@@ -49,6 +54,11 @@ class Arr(Expr, egg_sort="Arr"):
     def scalar(cls, value: f64Like, dtype: StringLike) -> Arr: ...
 
 
+    @method(egg_fn="barg")
+    @classmethod
+    def barg(cls, body: i64Like, k: i64Like) -> Arr: ...
+
+
 class Args(Expr, egg_sort="Args"):
     @method(egg_fn="nil")
     @classmethod
@@ -63,6 +73,22 @@ class Tup(Expr, egg_sort="Tup"):
     pass
 
 
+class Body(Expr, egg_sort="Body"):
+    @method(egg_fn="body")
+    @classmethod
+    def of(cls, body: i64Like, outs: Args) -> Body: ...
+
+
+class Bodies(Expr, egg_sort="Bodies"):
+    @method(egg_fn="bnil")
+    @classmethod
+    def nil(cls) -> Bodies: ...
+
+    @method(egg_fn="bcons")
+    @classmethod
+    def cons(cls, head: Body, tail: Bodies) -> Bodies: ...
+
+
 @function(egg_fn="get")
 def get(t: Tup, i: i64Like) -> Arr: ...
 
@@ -73,6 +99,10 @@ def apply(prim: StringLike, extra: StringLike, args: Args) -> Arr: ...
 
 @function(egg_fn="call")
 def call(prim: StringLike, extra: StringLike, args: Args) -> Tup: ...
+
+
+@function(egg_fn="hcall")
+def hcall(prim: StringLike, extra: StringLike, args: Args, bodies: Bodies) -> Tup: ...
 
 
 @function(egg_fn="ref", unextractable=True)
@@ -280,8 +310,9 @@ def declare_terms(egraph) -> None:
     egraph._eqjax_terms_declared = True
     x = Arr.inp(0)
     xs = args_list([x])
+    bodies = Bodies.cons(Body.of(0, args_list([Arr.barg(0, 0)])), Bodies.nil())
     uses = [shape_of(x), dtype_of(x), ref(0), Arr.const(0), Arr.scalar(0.0, ""), get(call("", "", xs), 0),
-            apply("", "", xs)]
+            apply("", "", xs), get(hcall("", "", xs, bodies), 0)]
     for spec in SPECS.values():
         fields = [_placeholder(kind) for _, kind in spec.fields]
         uses.append(CONSTRUCTORS[spec.primitive](*([x] * spec.arity), *fields, ""))
