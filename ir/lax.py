@@ -707,7 +707,7 @@ def _precision(p) -> Symbol:
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """`dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))`."""
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((list(map(int, lc)), list(map(int, rc))), (list(map(int, lb)), list(map(int, rb))))
+    dn = (([int(d) for d in lc], [int(d) for d in rc]), ([int(d) for d in lb], [int(d) for d in rb]))
     pet = None if preferred_element_type is None else to_dtype(preferred_element_type)
     return bind("dot_general", lhs, rhs, **_params(
         dimension_numbers=dn, out_sharding=None, precision=canonicalize_precision(precision),
@@ -787,3 +787,6 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding, lhs_d
 def conv(lhs, rhs, window_strides: Sequence[int], padding, precision=None, preferred_element_type=None):
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+from ir.control import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402, F401, A004
