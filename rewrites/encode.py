@@ -61,6 +61,12 @@ _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
 BODY_PARAMS = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr"), "cond": ("branches",)}
 
 
+def _body_count(value) -> int | None:
+    if value is None or isinstance(value, (ClosedJaxpr, Jaxpr)):
+        return None
+    return value if isinstance(value, int) else len(value)
+
+
 @dataclass(frozen=True)
 class HigherOrder:
     slots: tuple[tuple[str, int | None], ...]  # each body param: None (one jaxpr) or how many (a tuple)
@@ -95,10 +101,11 @@ class Encoding:
 
     def hcall_key(self, prim: str, params: dict, out_avals) -> str:
         """The `extra` key of a control-flow equation: its params but the bodies, and its result avals
-        (the shape rules need the bodies, which extraction chooses; the results' types never change)."""
+        (the shape rules need the bodies, which extraction chooses; the results' types never change).
+        A body param holds a jaxpr or a tuple of them; for a node a transform builds, None stands for one
+        jaxpr and an int for a tuple of that many."""
         rest = {k: v for k, v in params.items() if k not in BODY_PARAMS[prim]}
-        slots = tuple((k, None if isinstance(params[k], (ClosedJaxpr, Jaxpr)) else len(params[k]))
-                      for k in BODY_PARAMS[prim])
+        slots = tuple((k, _body_count(params[k])) for k in BODY_PARAMS[prim])
         key = f"{prim}@{params_key(rest)} -> {' '.join(map(str, out_avals))}"
         self.extras.setdefault(key, rest)
         self.higher.setdefault(key, HigherOrder(slots, tuple(out_avals)))
@@ -209,6 +216,10 @@ class Loader:
         self.facts(alias.egg, aval)
         return alias
 
+    def union(self, a: eb.Call, b: eb.Call) -> None:
+        """Assert two terms equal (a transform that computes a value twice, e.g. a loop's primal results)."""
+        self.actions.append(eb.Union(_SPAN, a, b))
+
     def output(self, term: eb.Call, aval: ShapedArray | None) -> Arr:
         """`term` as a Python-level program output: its alias `ref(k)`, bound first (with `aval`) unless
         `term` is an alias already."""
@@ -284,14 +295,7 @@ def _encode_eqns(jaxpr: Jaxpr, env: dict[int, Term], loader: Loader) -> None:
 
 
 def _inline(inner: ClosedJaxpr, operands: list[Term], loader: Loader) -> list[Term]:
-    enc = loader.enc
-    env: dict[int, Term] = {}
-    for v, c in zip(inner.jaxpr.constvars, inner.consts, strict=True):
-        env[id(v)] = Term("const", (enc.add_const(np.asarray(c), v.aval),))
-        loader.facts(env[id(v)].egg, v.aval)
-    env.update({id(v): t for v, t in zip(inner.jaxpr.invars, operands, strict=True)})
-    _encode_eqns(inner.jaxpr, env, loader)
-    return [_atom(x, env, enc) for x in inner.jaxpr.outvars]
+    return encode_jaxpr(inner, operands, loader)
 
 
 def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
@@ -300,27 +304,48 @@ def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
     for name in BODY_PARAMS[eqn.primitive]:
         value = eqn.params[name]
         bodies += [value] if isinstance(value, (ClosedJaxpr, Jaxpr)) else list(value)
-    body_terms = egg_call("bnil")
-    for body in reversed(bodies):
-        body_terms = egg_call("bcons", _body(body, loader), body_terms)
+    terms = [_body(body, loader) for body in bodies]
     key = loader.enc.hcall_key(eqn.primitive, eqn.params, [v.aval for v in eqn.outvars])
-    return egg_call("hcall", egg_str(eqn.primitive), egg_str(key), egg_args([t.egg for t in operands]), body_terms)
+    return hcall_term(eqn.primitive, key, [t.egg for t in operands], terms)
+
+
+def hcall_term(prim: str, key: str, operands: list[eb.Call], bodies: list[eb.Call]) -> eb.Call:
+    body_list = egg_call("bnil")
+    for body in reversed(bodies):
+        body_list = egg_call("bcons", body, body_list)
+    return egg_call("hcall", egg_str(prim), egg_str(key), egg_args(operands), body_list)
+
+
+def new_body(loader: Loader, in_avals) -> tuple[int, list[Term]]:
+    """A fresh body id and its input leaves `barg(b, k)` (with their shape facts)."""
+    b = loader.enc.add_body(in_avals)
+    terms = [Term("barg", (b, k)) for k in range(len(in_avals))]
+    for t, aval in zip(terms, in_avals, strict=True):
+        loader.facts(t.egg, aval)
+    return b, terms
+
+
+def body_term(b: int, outs: list[eb.Call]) -> eb.Call:
+    return egg_call("body", egg_int(b), egg_args(outs))
+
+
+def encode_jaxpr(closed: ClosedJaxpr, inputs: list[Term], loader: Loader, env: dict | None = None) -> list[Term]:
+    """`closed`'s equations over the terms `inputs` (its constants become program constants); returns its
+    output terms. `env`, if given, is filled with the term of every variable."""
+    enc = loader.enc
+    env = {} if env is None else env
+    for v, c in zip(closed.jaxpr.constvars, closed.consts, strict=True):
+        env[id(v)] = Term("const", (enc.add_const(np.asarray(c), v.aval),))
+        loader.facts(env[id(v)].egg, v.aval)
+    env.update({id(v): t for v, t in zip(closed.jaxpr.invars, inputs, strict=True)})
+    _encode_eqns(closed.jaxpr, env, loader)
+    return [_atom(x, env, enc) for x in closed.jaxpr.outvars]
 
 
 def _body(body: ClosedJaxpr | Jaxpr, loader: Loader) -> eb.Call:
     closed = body if isinstance(body, ClosedJaxpr) else ClosedJaxpr(body, [])
-    enc = loader.enc
-    b = enc.add_body([v.aval for v in closed.jaxpr.invars])
-    env: dict[int, Term] = {}
-    for v, c in zip(closed.jaxpr.constvars, closed.consts, strict=True):
-        env[id(v)] = Term("const", (enc.add_const(np.asarray(c), v.aval),))
-        loader.facts(env[id(v)].egg, v.aval)
-    for k, v in enumerate(closed.jaxpr.invars):
-        env[id(v)] = Term("barg", (b, k))
-        loader.facts(env[id(v)].egg, v.aval)
-    _encode_eqns(closed.jaxpr, env, loader)
-    outs = [_atom(x, env, enc) for x in closed.jaxpr.outvars]
-    return egg_call("body", egg_int(b), egg_args([t.egg for t in outs]))
+    b, inputs = new_body(loader, [v.aval for v in closed.jaxpr.invars])
+    return body_term(b, [t.egg for t in encode_jaxpr(closed, inputs, loader)])
 
 
 def egg_args(operands: list[eb.Call]) -> eb.Call:

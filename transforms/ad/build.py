@@ -27,6 +27,8 @@ from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
 from ir.shapes.elementwise import NARY, UNARY
 from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
+from transforms.ad.control import JVP_RULES as CONTROL_JVP
+from transforms.ad.control import VJP_RULES as CONTROL_VJP
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
 from transforms.rulebook import AuxStore
@@ -94,6 +96,11 @@ class Builder:
             outs = float_positions(eqn.outvars)
             if all(t is None for t in tans) or not outs or eqn.primitive in ZERO_DERIVATIVE:
                 continue
+            if eqn.primitive in CONTROL_JVP:
+                for v, t in zip(eqn.outvars, CONTROL_JVP[eqn.primitive](self, eqn, tans), strict=True):
+                    if t is not None:
+                        tangent[id(v)] = t
+                continue
             rules = jvp_rules(eqn.primitive)
             if "out0" in rules:
                 full = [t if t is not None else self.zero(x.aval) for x, t in zip(eqn.invars, tans, strict=True)]
@@ -126,6 +133,12 @@ class Builder:
         for eqn in reversed(jaxpr.eqns):
             cts = [self._cotangent(v, contributions) for v in eqn.outvars]
             if all(c is None for c in cts) or eqn.primitive in ZERO_DERIVATIVE:
+                continue
+            if eqn.primitive in CONTROL_VJP:
+                mask = [isinstance(x, Var) and id(x) in active for x in eqn.invars]
+                for x, part in zip(eqn.invars, CONTROL_VJP[eqn.primitive](self, eqn, cts, mask), strict=True):
+                    if part is not None:
+                        contributions.setdefault(id(x), []).append(part)
                 continue
             for i, x in enumerate(eqn.invars):
                 if not isinstance(x, Var) or id(x) not in active:
