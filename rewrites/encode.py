@@ -180,6 +180,13 @@ class Term:
             return egg_call("scalar", eb.Lit(_SPAN, eb.Float(value)), egg_str(dtype))
         return egg_call(self.kind, *map(egg_int, self.args))
 
+    @classmethod
+    def of(cls, egg: eb.Call) -> Term:
+        """The Term of an egglog-level leaf or alias (`inp`, `const`, `ref`, `barg`)."""
+        if egg.name not in ("inp", "const", "ref", "barg"):
+            raise ValueError(f"{egg.name} is not a leaf or an alias")
+        return cls(egg.name, tuple(int(a.value.value) for a in egg.args))
+
     @property
     def python(self) -> Arr:
         if self.kind == "scalar":

@@ -18,12 +18,11 @@ so extraction can keep one loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, ShapedArray, Var
-from rewrites.encode import Term, body_term, egg_call, egg_int, egg_str, encode_jaxpr, hcall_term, new_body
+from rewrites.encode import Term, egg_call, egg_str, encode_jaxpr
+from transforms.control_node import ControlNode
 
 
 def _nonzero_outputs(body: Jaxpr, nonzero_inputs: list[bool]) -> list[bool]:
@@ -41,27 +40,6 @@ def _carry_fixpoint(body: Jaxpr, before: list[bool], carry: list[bool], after: l
         if grown == carry:
             return carry
         carry = grown
-
-
-class _Node:
-    """Builds one control-flow node: operands, bodies, result avals; binds its results."""
-
-    def __init__(self, builder, prim: str, params: dict):
-        self.b, self.prim, self.params = builder, prim, params
-        self.operands: list[eb.Call] = []
-        self.bodies: list[eb.Call] = []
-        self.out_avals: list[ShapedArray] = []
-
-    def body(self, in_avals: list[ShapedArray], fill: Callable[[list[Term]], list[eb.Call]]) -> None:
-        """A body over fresh inputs of `in_avals`; `fill(leaves)` returns its output terms."""
-        b, leaves = new_body(self.b.loader, in_avals)
-        self.bodies.append(body_term(b, fill(leaves)))
-
-    def results(self) -> list[eb.Call]:
-        loader = self.b.loader
-        key = loader.enc.hcall_key(self.prim, self.params, self.out_avals)
-        tup = hcall_term(self.prim, key, self.operands, self.bodies)
-        return [self.b.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(self.out_avals)]
 
 
 def _primal(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb.Call], object]:
@@ -101,7 +79,8 @@ def scan_jvp(builder, eqn: Eqn, tans: list) -> list:
     out_nz[:c] = carry
     groups = [range(0, k), range(k, k + c), range(k + c, n)]
     order = [(i, tangent) for g in groups for tangent in (False, True) for i in g if not tangent or nz[i]]
-    node = _Node(builder, "scan", {**p, "jaxpr": None, "num_consts": k + sum(nz[:k]), "num_carry": c + sum(carry)})
+    node = ControlNode(builder, "scan", {**p, "jaxpr": None, "num_consts": k + sum(nz[:k]),
+                                         "num_carry": c + sum(carry)})
     node.operands = [_tangent(builder, eqn.invars[i], tans[i]) if tangent else builder.atom(eqn.invars[i])
                      for i, tangent in order]
     m = len(body.jaxpr.outvars)
@@ -137,7 +116,8 @@ def while_jvp(builder, eqn: Eqn, tans: list) -> list:
     nz[ck + bk:] = carry
     body_consts = [i for i in range(ck, ck + bk) if nz[i]]
     carries = [i for i in range(ck + bk, len(eqn.invars)) if nz[i]]
-    node = _Node(builder, "while", {**p, "cond_jaxpr": None, "body_jaxpr": None, "body_nconsts": bk + len(body_consts)})
+    node = ControlNode(builder, "while", {**p, "cond_jaxpr": None, "body_jaxpr": None,
+                                          "body_nconsts": bk + len(body_consts)})
     operand = [(i, False) for i in range(ck + bk)] + [(i, True) for i in body_consts] + [
         (i, False) for i in range(ck + bk, len(eqn.invars))] + [(i, True) for i in carries]
     node.operands = [_tangent(builder, eqn.invars[i], tans[i]) if t else builder.atom(eqn.invars[i])
@@ -175,7 +155,7 @@ def cond_jvp(builder, eqn: Eqn, tans: list) -> list:
     nz = [t is not None for t in tans[1:]]
     out_nz = [any(col) for col in zip(*(_nonzero_outputs(br.jaxpr, nz) for br in branches), strict=True)]
     dots = [i for i, z in zip(ops, nz, strict=True) if z]
-    node = _Node(builder, "cond", {**eqn.params, "branches": len(branches)})
+    node = ControlNode(builder, "cond", {**eqn.params, "branches": len(branches)})
     node.operands = [builder.atom(x) for x in eqn.invars] + [tans[i] for i in dots]
     in_avals = [eqn.invars[i].aval for i in ops] + [eqn.invars[i].aval for i in dots]
     tangent_outs = [j for j, z in enumerate(out_nz) if z]
@@ -208,7 +188,7 @@ def cond_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     seeded = [j for j, c in enumerate(cts) if c is not None]
     if not wanted or not seeded:
         return [None] * len(eqn.invars)
-    node = _Node(builder, "cond", {**eqn.params, "branches": len(branches)})
+    node = ControlNode(builder, "cond", {**eqn.params, "branches": len(branches)})
     node.operands = [builder.atom(x) for x in eqn.invars] + [cts[j] for j in seeded]
     in_avals = [eqn.invars[i].aval for i in ops] + [eqn.outvars[j].aval for j in seeded]
 
@@ -245,7 +225,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
                for i in range(k, k + c)]
 
     # the forward scan: the original, also stacking each iteration's input carries
-    forward = _Node(builder, "scan", {**p, "jaxpr": None})
+    forward = ControlNode(builder, "scan", {**p, "jaxpr": None})
     forward.operands = [builder.atom(x) for x in eqn.invars]
 
     def fill_forward(leaves):
@@ -266,7 +246,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     def ct_of(j):
         return cts[j] if cts[j] is not None else builder.zero(eqn.outvars[j].aval)
 
-    backward = _Node(builder, "scan", {**p, "jaxpr": None, "reverse": not p["reverse"], "num_consts": k,
+    backward = ControlNode(builder, "scan", {**p, "jaxpr": None, "reverse": not p["reverse"], "num_consts": k,
                                        "num_carry": len(float_carry) + len(float_consts)})
     backward.operands = ([builder.atom(eqn.invars[i]) for i in range(k)]
                          + [ct_of(i - k) for i in float_carry]

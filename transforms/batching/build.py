@@ -17,7 +17,7 @@ from __future__ import annotations
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
-from rewrites.encode import Loader, egg_args, egg_call, egg_str, literal_term
+from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
 from transforms.batching.rule import (
     OPERAND_PREPARATION,
     POLICY,
@@ -49,6 +49,12 @@ def batched_values(jaxpr: Jaxpr, mapped) -> set[int]:
     return dep
 
 
+def _control():
+    from transforms.batching.control import BATCH_RULES
+
+    return BATCH_RULES
+
+
 class Batcher:
     """Adds the batching nodes of one program to the e-graph its `loader` fills (see module docstring)."""
 
@@ -62,13 +68,24 @@ class Batcher:
     def bind(self, definition: eb.Call, aval: ShapedArray) -> eb.Call:
         return self.loader.bind(definition, aval).egg
 
+    def broadcast(self, x: eb.Call, aval: ShapedArray) -> eb.Call:
+        """An unbatched value of `aval` with the batch axis added in front (every element the same)."""
+        return self._prepare("materialize:u", x, Site({}, [aval], [aval], (False,), self.size), 0)
+
+    def transpose(self, x: eb.Call, aval: ShapedArray, perm: tuple[int, ...]) -> eb.Call:
+        out = ShapedArray(tuple(aval.shape[p] for p in perm), aval.dtype)
+        return self.bind(egg_call("p_transpose", x, egg_ints(perm), egg_str("")), out)
+
     def run(self, jaxpr: Jaxpr, batched: dict[int, eb.Call]) -> dict[int, eb.Call]:
         """Batched terms of every batched value, from those of the mapped inputs (`batched`: id(var) ->
         term with the batch axis first). Unbatched values are read from `env`."""
         batched = dict(batched)
         for eqn in jaxpr.eqns:
             flags = tuple(isinstance(x, Var) and id(x) in batched for x in eqn.invars)
-            if any(flags):
+            if any(flags) and eqn.primitive in _control():
+                results = _control()[eqn.primitive](self, eqn, flags, batched)
+                batched.update((id(v), r) for v, r in zip(eqn.outvars, results, strict=True))
+            elif any(flags):
                 self._equation(eqn, flags, batched)
         return batched
 

@@ -95,7 +95,7 @@ def vmap_program(closed: ClosedJaxpr, in_axes: Sequence[int | None], out_axes: i
             if a is not None:
                 term = Term("inp", (k,)).egg
                 if a != 0:
-                    term = _transpose(batcher, term, invars[k].aval, moveaxis_perm(v.aval.ndim + 1, a, 0))
+                    term = batcher.transpose(term, invars[k].aval, moveaxis_perm(v.aval.ndim + 1, a, 0))
                 starts[id(v)] = term
         batched = batcher.run(jaxpr, starts)
         results = [_output(batcher, x, a, batched, size) for x, a in zip(jaxpr.outvars, outs, strict=True)]
@@ -112,11 +112,6 @@ def _batched_input(aval: ShapedArray, axis: int, size: int) -> ShapedArray:
     return ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
 
 
-def _transpose(batcher: Batcher, term, aval: ShapedArray, perm: tuple[int, ...]):
-    out = ShapedArray(tuple(aval.shape[p] for p in perm), aval.dtype)
-    return batcher.bind(egg_call("p_transpose", term, egg_ints(perm), egg_str("")), out)
-
-
 def _output(batcher: Batcher, x, axis: int | None, batched: dict, size: int) -> Arr:
     """Output `x` with its batch axis at `axis` (broadcast if it does not depend on the batch)."""
     aval = x.aval.strip_weak()
@@ -124,7 +119,7 @@ def _output(batcher: Batcher, x, axis: int | None, batched: dict, size: int) -> 
         term, full = batched[id(x)], with_batch(aval, size)
         if axis == 0:
             return batcher.loader.output(term, full)  # an input returned as it is: inp(k), not an alias
-        term = _transpose(batcher, term, full, moveaxis_perm(aval.ndim + 1, 0, axis))
+        term = batcher.transpose(term, full, moveaxis_perm(aval.ndim + 1, 0, axis))
     else:
         term = (literal_term(x, batcher.enc) if isinstance(x, Literal) else batcher.env[id(x)]).egg
         if axis is None:
