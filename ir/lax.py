@@ -789,4 +789,12 @@ def conv(lhs, rhs, window_strides: Sequence[int], padding, precision=None, prefe
                                 preferred_element_type=preferred_element_type)
 
 
+def optimization_barrier(operand):
+    """`operand` (a pytree) unchanged, behind a barrier no rewrite crosses."""
+    from ir.tree import tree_flatten, tree_unflatten
+
+    leaves, treedef = tree_flatten(operand)
+    return tree_unflatten(treedef, bind("optimization_barrier", *leaves))
+
+
 from ir.control import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402, F401, A004

@@ -17,9 +17,7 @@ NOT_BATCHABLE_IN_JAX = {"ragged_dot_general", "composite", "cholesky_update", "i
 
 # Until the breadth issue: control flow, linear algebra, FFT and random-number primitives.
 KNOWN_GAPS = {
-    "control flow": {"optimization_barrier", "custom_linear_solve"},
-    "random": {"random_seed", "random_split", "random_fold_in", "random_bits", "random_gamma", "random_wrap",
-               "random_unwrap", "random_clone", "threefry2x32", "rng_bit_generator"},
+    "control flow": {"custom_linear_solve"},
 }
 
 

@@ -11,6 +11,8 @@ the same rules, and the algebra then simplifies them with everything else).
                 carries) and about twice the forward work, whatever the body.
          cond   each branch's VJP, recomputing the branch from the operands; the index gets none.
     (JAX has no reverse mode for `while` either.)
+    optimization_barrier: tangents and cotangents pass through a barrier of their own, so the e-graph
+    does not rewrite across it in the derivative either.
 
 The new node computes the primal results too: they are asserted equal to the original node's (a union),
 so extraction can keep one loop.
@@ -21,7 +23,7 @@ from __future__ import annotations
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, ShapedArray, Var
-from rewrites.encode import Term, egg_call, egg_str, encode_jaxpr
+from rewrites.encode import Term, egg_args, egg_call, egg_int, egg_str, encode_jaxpr
 from transforms.control_node import ControlNode
 
 
@@ -286,5 +288,30 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     return [found.get(i) if active[i] else None for i in range(n)]
 
 
-JVP_RULES = {"scan": scan_jvp, "while": while_jvp, "cond": cond_jvp}
-VJP_RULES = {"scan": scan_vjp, "cond": cond_vjp}
+# --- optimization_barrier: the derivative passes through a barrier of its own --------------------------
+
+
+def _barrier(builder, terms: list[eb.Call], avals: list[ShapedArray]) -> list[eb.Call]:
+    key = builder.enc.extra_key("optimization_barrier", {})
+    tup = egg_call("call", egg_str("optimization_barrier"), egg_str(key), egg_args(terms))
+    return [builder.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(avals)]
+
+
+def barrier_jvp(builder, eqn: Eqn, tans: list) -> list:
+    """The tangents of the nonzero operands through one barrier (JAX: `_optimization_barrier_jvp`)."""
+    live = [i for i, t in enumerate(tans) if t is not None]
+    found = dict(zip(live, _barrier(builder, [tans[i] for i in live], [eqn.outvars[i].aval for i in live]),
+                     strict=True))
+    return [found.get(i) for i in range(len(eqn.outvars))]
+
+
+def barrier_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
+    """The cotangents of the active operands through one barrier (the transpose of the JVP)."""
+    live = [i for i, c in enumerate(cts) if c is not None and active[i]]
+    found = dict(zip(live, _barrier(builder, [cts[i] for i in live], [eqn.invars[i].aval for i in live]),
+                     strict=True))
+    return [found.get(i) for i in range(len(eqn.invars))]
+
+
+JVP_RULES = {"scan": scan_jvp, "while": while_jvp, "cond": cond_jvp, "optimization_barrier": barrier_jvp}
+VJP_RULES = {"scan": scan_vjp, "cond": cond_vjp, "optimization_barrier": barrier_vjp}

@@ -9,6 +9,7 @@ batcher batches inside (their `vmap_of` nodes are expanded by the same rules, th
     while  an unbatched predicate: a while of the batched body (carries by fixpoint). A batched predicate:
            every carry batched; the loop runs while some element's predicate holds, and each iteration
            keeps the old carry of the elements whose predicate is false (`select_n`).
+    optimization_barrier  one barrier over the operands as they are.
 A value an output must hold batched but the body computes unbatched is broadcast inside the body.
 """
 
@@ -224,4 +225,16 @@ def _while_batched_predicate(batcher, eqn: Eqn, flags, batched: dict) -> list:
     return node.results()
 
 
-BATCH_RULES = {"scan": scan_batch, "cond": cond_batch, "while": while_batch}
+def barrier_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
+    """One barrier over the operands as they are (batched ones with the batch axis first)."""
+    from rewrites.encode import egg_args, egg_call, egg_int, egg_str
+
+    operands = [_operand(batcher, eqn, i, flags, batched, False) for i in range(len(eqn.invars))]
+    key = batcher.enc.extra_key("optimization_barrier", {})
+    tup = egg_call("call", egg_str("optimization_barrier"), egg_str(key), egg_args(operands))
+    avals = [with_batch(v.aval, batcher.size) if b else v.aval for v, b in zip(eqn.outvars, flags, strict=True)]
+    results = [batcher.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(avals)]
+    return _finish(batcher, eqn, results, list(flags))
+
+
+BATCH_RULES = {"scan": scan_batch, "cond": cond_batch, "while": while_batch, "optimization_barrier": barrier_batch}
