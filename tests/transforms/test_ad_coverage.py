@@ -21,11 +21,9 @@ NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "zeta", "householder_product", "schur"
 
 # Until the breadth issue: control flow, linear algebra, FFT and random-number primitives.
 KNOWN_GAPS = {
-    "control flow": {"optimization_barrier", "custom_linear_solve"},
+    "control flow": {"custom_linear_solve"},
     "reverse mode through while (JAX has none either)": {"while"},
     "linalg": {"cholesky", "triangular_solve", "qr", "svd", "eigh", "eig", "lu", "tridiagonal_solve"},
-    "random": {"random_seed", "random_split", "random_fold_in", "random_bits", "random_gamma", "random_wrap",
-               "random_unwrap", "random_clone", "threefry2x32", "rng_bit_generator"},
     "generic reduce_window (JAX has no VJP either)": {"reduce_window"},
     "custom_vjp (its bwd is a Python function, not in the jaxpr)": {"custom_vjp_call", "custom_vjp_call_jaxpr"},
 }
