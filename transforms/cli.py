@@ -271,6 +271,10 @@ def cmd_bench(args) -> int:
 
         bench_vmap(rules=args.rules)
         bench_vs_loop(rules=args.rules)
+    elif args.what == "control":
+        from transforms.bench_control import bench_control
+
+        bench_control(rules=args.rules)
     else:
         from rewrites.bench import bench_optimizer
 
@@ -371,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.set_defaults(func=cmd_eval)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
-    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap"])
+    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap", "control"])
     b.add_argument("--repeats", type=int, default=200, help="eval: timing repeats")
     b.add_argument("--rules", default="default", help="optimizer: rule set")
     b.set_defaults(func=cmd_bench)

@@ -57,3 +57,14 @@ def test_rules_effect_over_a_program_directory(tmp_path, capsys):
     assert out["programs"] == 1 and not out["skipped"]
     assert effects["mul-by-one"]["matches"] > 0 and effects["mul-by-one"]["programs"] == 1
     assert effects["log-of-product"]["matches"] == 0
+
+
+def test_bench_control_prints_sizes_independent_of_trip_count(capsys):
+    from transforms.bench_control import bench_control
+
+    result = bench_control(rules="none", lengths=(2, 32), depths=(2, 4))
+    out = capsys.readouterr().out
+    assert "fitted exponent of e-graph size in body size" in out
+    for kind in ("scan", "while"):
+        short, long = result[(kind, "length", 2)], result[(kind, "length", 32)]
+        assert [nodes for nodes, _ in short] == [nodes for nodes, _ in long]  # bodies are terms, not unrolled

@@ -1,0 +1,95 @@
+"""`eqjax bench control`: e-graph size and time of loops against trip count and body size.
+
+A `scan` (a tanh recurrence, `depth` operations per step, over `length` rows) and a `while` (the same
+step until a counter reaches `length`) are optimized, differentiated (the scan: grad; the while: JVP,
+JAX having no reverse mode for it) and batched (vmap over the initial carry). Bodies are terms in the
+e-graph, so its size should not depend on the trip count at all, and grow linearly with the body; the
+fitted exponent in the body size says how far it is from linear.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ir import lax, make_jaxpr
+from ir import numpy as jnp
+from transforms.ad.bench import fitted_exponent
+from transforms.ad.programs import Options, grad_program, jvp_program
+from transforms.batching.programs import vmap_program
+
+LENGTHS = (4, 64, 1024)
+DEPTHS = (2, 8, 32, 128)
+
+
+def _step(h, x, w, depth: int):
+    for _ in range(depth // 2):
+        h = jnp.tanh(h * w + x)
+    return h
+
+
+def scan_program(length: int, depth: int, width: int = 4):
+    def f(h0, xs, w):
+        def body(h, x):
+            h = _step(h, x, w, depth)
+            return h, jnp.sum(h)
+        h, ys = lax.scan(body, h0, xs)
+        return jnp.sum(h) + jnp.sum(ys)
+    return make_jaxpr(f)(np.ones(width), np.ones((length, width)), np.ones(width))
+
+
+def while_program(length: int, depth: int, width: int = 4):
+    def f(h0, w):
+        def body(state):
+            i, h = state
+            return i + 1, _step(h, w, w, depth)
+        return jnp.sum(lax.while_loop(lambda s: s[0] < length, body, (0, h0))[1])
+    return make_jaxpr(f)(np.ones(width), np.ones(width))
+
+
+def _transforms(kind: str, options: Options) -> dict:
+    if kind == "scan":
+        return {"optimize": lambda c: jvp_program(c, [], options),
+                "grad": lambda c: grad_program(c, [0, 1, 2], options=options),
+                "vmap": lambda c: vmap_program(c, [0, None, None], 0, 8, options)}
+    return {"optimize": lambda c: jvp_program(c, [], options),
+            "jvp": lambda c: jvp_program(c, [0, 1], options),
+            "vmap": lambda c: vmap_program(c, [0, None], 0, 8, options)}
+
+
+def _row(build, closed) -> tuple[int, float]:
+    start = time.perf_counter()
+    _, report = build(closed)
+    return report.enodes, time.perf_counter() - start
+
+
+def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS) -> dict:
+    options = Options(rules=rules)
+    result = {}
+    for kind, make in (("scan", scan_program), ("while", while_program)):
+        transforms = _transforms(kind, options)
+        for build in transforms.values():
+            build(make(2, 2))  # warm up: rule registration
+        names = list(transforms)
+        header = "".join(f"{n + ' nodes':>16}{n + ' s':>12}" for n in names)
+        print(f"\n{kind}: trip count (body of 8 operations), rules={rules}")
+        print(f"{'length':>8}{header}")
+        for length in lengths:
+            closed = make(length, 8)
+            cells = [_row(transforms[n], closed) for n in names]
+            result[(kind, "length", length)] = cells
+            print(f"{length:>8}" + "".join(f"{nodes:>16}{seconds:>12.3f}" for nodes, seconds in cells))
+        print(f"{kind}: body size (trip count 16)")
+        print(f"{'ops':>8}{header}")
+        rows = []
+        for depth in depths:
+            closed = make(16, depth)
+            cells = [_row(transforms[n], closed) for n in names]
+            rows.append(cells)
+            result[(kind, "depth", depth)] = cells
+            print(f"{depth:>8}" + "".join(f"{nodes:>16}{seconds:>12.3f}" for nodes, seconds in cells))
+        fits = [fitted_exponent(depths, [r[k][0] for r in rows]) for k in range(len(names))]
+        print("fitted exponent of e-graph size in body size: "
+              + ", ".join(f"{n} {e:.2f}" for n, e in zip(names, fits, strict=True)))
+    return result
