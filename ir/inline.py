@@ -8,7 +8,7 @@ changes what is recomputed, and the custom-derivative calls, whose bodies it dif
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var
 
@@ -24,9 +24,27 @@ def body_of(eqn: Eqn) -> ClosedJaxpr:
     raise KeyError(f"{eqn.primitive} has no body param (looked for {', '.join(_BODY_KEYS)})")
 
 
-def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS) -> ClosedJaxpr:
+LINEAR_SOLVE_FIELDS = ("matvec", "vecmat", "solve", "transpose_solve")  # their consts lead the operands
+
+
+def called(eqn: Eqn, operands: list) -> tuple[ClosedJaxpr, list]:
+    """The body an equation runs and the operands it runs it on: for `custom_linear_solve`, its `solve`
+    jaxpr on that jaxpr's consts and b (what JAX's impl runs; the other jaxprs serve JAX's own AD and
+    batching rules, which here come from differentiating and batching the solve)."""
+    if eqn.primitive != "custom_linear_solve":
+        return body_of(eqn), operands
+    counts = [int(eqn.params["const_lengths"].get(f) or 0) for f in LINEAR_SOLVE_FIELDS]
+    start = counts[0] + counts[1]
+    solve = eqn.params["jaxprs"].solve
+    body = solve if isinstance(solve, ClosedJaxpr) else ClosedJaxpr(solve, [])
+    return body, list(operands[start:start + counts[2]]) + list(operands[sum(counts):])
+
+
+def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS,
+                 bodies: Callable[[Eqn, list], tuple[ClosedJaxpr, list]] = called) -> ClosedJaxpr:
     """`closed` with every equation of `primitives` replaced by its body, recursively; the bodies'
-    constants become constants of the result."""
+    constants become constants of the result. `bodies(eqn, operands)` gives the body an equation runs
+    and its operands (default `called`)."""
     prims = frozenset(primitives)
     if not _has_calls(closed.jaxpr, prims):
         return closed
@@ -45,7 +63,7 @@ def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS) -> Clos
                 outvars = [_fresh(v, env) for v in eqn.outvars] if inside else list(eqn.outvars)
                 eqns.append(Eqn(eqn.primitive, invars, outvars, eqn.params))
                 continue
-            body = body_of(eqn)
+            body, invars = bodies(eqn, invars)
             for v, c in zip(body.jaxpr.constvars, body.consts, strict=True):
                 fresh = Var(v.aval)
                 constvars.append(fresh)

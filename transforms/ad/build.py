@@ -197,12 +197,47 @@ def _depends_on(jaxpr: Jaxpr, inputs: Iterable[Var]) -> set[int]:
 # calls (their JVP rule is a Python callable the jaxpr text does not hold, so the body is differentiated:
 # the same derivative wherever the body is smooth). Custom-VJP calls too in forward mode (JAX refuses
 # that); in reverse mode their bwd function is not in the jaxpr, so they stay and raise UnsupportedPrimitive.
-INLINED_FORWARD = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
-INLINED_REVERSE = frozenset({"remat2", "checkpoint", "custom_jvp_call"})
+INLINED_FORWARD = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
+                             "custom_linear_solve"})
+INLINED_REVERSE = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_linear_solve"})
 
 
 def flat_program(closed: ClosedJaxpr, mode: str) -> ClosedJaxpr:
     """`closed` with the bodies AD differentiates inlined (`mode` "jvp" or "vjp")."""
     from ir.inline import CALLS, inline_calls
 
-    return inline_calls(closed, CALLS | (INLINED_FORWARD if mode == "jvp" else INLINED_REVERSE))
+    return inline_calls(closed, CALLS | (INLINED_FORWARD if mode == "jvp" else INLINED_REVERSE), _differentiated_body)
+
+
+def _differentiated_body(eqn: Eqn, operands: list) -> tuple[ClosedJaxpr, list]:
+    """The body AD differentiates in place of an equation: the called body, but for `custom_linear_solve`
+    JAX's implicit rule written as a program, x = x0 + S(b - M x0) with x0 = S(b) held constant: its value
+    is x0 up to one refinement step's rounding, its derivative S(db - dM x0) (JAX's `_custom_linear_solve_jvp`),
+    where S is the `solve` jaxpr (its consts held constant: JAX stops gradients through the factorization)
+    and M the `matvec` jaxpr (its consts, the matrix, carry the derivative)."""
+    from ir.inline import called
+
+    if eqn.primitive != "custom_linear_solve":
+        return called(eqn, operands)
+    return _implicit_solve(eqn), list(operands)
+
+
+def _implicit_solve(eqn: Eqn) -> ClosedJaxpr:
+    from ir import lax
+    from ir.inline import LINEAR_SOLVE_FIELDS
+    from ir.tracing import bind_jaxpr, make_jaxpr
+
+    counts = [int(eqn.params["const_lengths"].get(f) or 0) for f in LINEAR_SOLVE_FIELDS]
+    jaxprs = eqn.params["jaxprs"]
+
+    def program(*args):
+        matvec_consts = args[:counts[0]]
+        start = counts[0] + counts[1]
+        solve_consts = [lax.stop_gradient(c) for c in args[start:start + counts[2]]]
+        b = list(args[sum(counts):])
+        x0 = [lax.stop_gradient(x) for x in bind_jaxpr(jaxprs.solve, *solve_consts, *b)]
+        residual = [bi - mi for bi, mi in zip(b, bind_jaxpr(jaxprs.matvec, *matvec_consts, *x0), strict=True)]
+        step = bind_jaxpr(jaxprs.solve, *solve_consts, *residual)
+        return [x + d for x, d in zip(x0, step, strict=True)]
+
+    return make_jaxpr(program)(*[x.aval for x in eqn.invars])

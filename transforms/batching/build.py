@@ -30,7 +30,8 @@ from transforms.batching.rule import (
 )
 from transforms.rulebook import AuxStore
 
-INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"})
+INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
+                     "custom_linear_solve"})
 
 
 def flat_program(closed: ClosedJaxpr) -> ClosedJaxpr:
