@@ -19,11 +19,9 @@ NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "zeta", "householder_product", "schur"
                              "cholesky_update", "composite", "igamma_grad_a", "random_gamma_grad", "empty2",
                              "platform_index", "rng_uniform", "lu_pivots_to_permutation", "bitcast_convert_type"}
 
-# Until the breadth issue: control flow, linear algebra, FFT and random-number primitives.
+# Primitives still without AD rules, by reason.
 KNOWN_GAPS = {
-    "control flow": {"custom_linear_solve"},
     "reverse mode through while (JAX has none either)": {"while"},
-    "linalg": {"cholesky", "triangular_solve", "qr", "svd", "eigh", "eig", "lu", "tridiagonal_solve"},
     "generic reduce_window (JAX has no VJP either)": {"reduce_window"},
     "custom_vjp (its bwd is a Python function, not in the jaxpr)": {"custom_vjp_call", "custom_vjp_call_jaxpr"},
 }

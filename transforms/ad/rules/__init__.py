@@ -6,7 +6,8 @@ from pathlib import Path
 
 from transforms.ad.rules import zeros
 
-_NAMES = ("unary", "binary", "shape", "reduce", "indexing", "dot_conv", "linalg", "fft", "random", "control")
+_NAMES = ("unary", "binary", "shape", "reduce", "indexing", "dot_conv", "linalg", "linalg_decomp", "fft", "random",
+          "control")
 FAMILIES = [import_module(f"transforms.ad.rules.{n}") for n in _NAMES if (Path(__file__).parent / f"{n}.py").exists()]
 
 
