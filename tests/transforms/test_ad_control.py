@@ -116,3 +116,13 @@ def test_the_derivative_does_not_rewrite_across_a_barrier():
     program, _ = grad_program(closed, [0])
     assert any(e.primitive == "optimization_barrier" for e in program.jaxpr.eqns)
     np.testing.assert_array_equal(eval_jaxpr(program, np.arange(3.0))[0], np.zeros(3))
+
+
+def test_custom_linear_solve_follows_the_implicit_rule():
+    """jnp.linalg.solve/inv stop gradients through the LU factors: only the implicit rule
+    dx = S(db - dA x) gives JAX's derivatives (differentiating the solve jaxpr alone gives dA-derivatives 0)."""
+    import transforms.batching.checks  # noqa: F401  (registers the vmap check)
+
+    outcomes = assert_oracle("linalg", ("jvp", "vjp", "vmap"), select=lambda c: "custom_linear_solve" in c.primitives,
+                             stride=1)
+    assert outcomes and all(o.status == "passed" for o in outcomes), [o for o in outcomes if o.status != "passed"]
