@@ -20,6 +20,7 @@ from ir.errors import EqjaxError
 from rewrites.verify import Counterexample, Verdict
 
 _SAMPLES: dict[int, dict[str, list[Sample]]] = {}
+SAMPLE_POOL = 8  # equations kept per primitive, among which the check picks those it applies to
 
 
 def oracle_samples(per_primitive: int = 2) -> dict[str, list[Sample]]:
@@ -37,7 +38,7 @@ def sample_verdicts(prefix: str, prims: Iterable[str], check: Callable[[Sample],
                     names: Collection[str] = ()) -> list[Verdict]:
     """`applies(sample)`: whether the check means something on the sample (e.g. it has a float operand);
     `names`: only the verdicts of these names (default all)."""
-    samples = {p: kept[:per_primitive] for p, s in oracle_samples(3 * per_primitive).items()
+    samples = {p: kept[:per_primitive] for p, s in oracle_samples(max(SAMPLE_POOL, per_primitive)).items()
                if (kept := [x for x in s if applies(x)])}
     out = []
     for prim in sorted(prims):

@@ -49,12 +49,14 @@ from rewrites.rule import Rule
 from rewrites.verify.arrays import array_instances, check_array_dtype
 from rewrites.verify.instantiate import VALUE_CONDITIONS, NotInstantiable, applicable_instances
 from rewrites.verify.numeric import Counterexample, Evidence, bits_at, check_dtype
+from rewrites.verify.params import MAX_BINDINGS
 from rewrites.verify.symbolic import Symbolic, prove
 from rewrites.verify.witness import witness_groups
 
 RANK = {"exact": 0, "real": 1, "guarded": 1, "unsafe": 2, "unsound": 3}
 VERDICTS = ("ok", "misclassified", "unsound", "unknown")
 REAL_CHECK_KINDS = "iubc"  # float64 and these kinds run the real-number check
+WITNESS_FULL_BUDGET = 1000  # from this budget (the CLI's default) a witnessed rule gets every param binding
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool,
             return Verdict(**base, evidenced="unknown", symbolic="", numeric="", verdict="unknown",
                            reason=f"not instantiable: {err.reason}")
         try:
-            groups = witness_groups(rule, engine_rule)
+            groups = witness_groups(rule, engine_rule, 2 if budget < WITNESS_FULL_BUDGET else MAX_BINDINGS)
         except NotInstantiable as witness_err:
             return Verdict(**base, evidenced="unknown", symbolic="", numeric="", verdict="unknown",
                            reason=f"not instantiable: {err.reason}; {witness_err.reason}")

@@ -92,9 +92,10 @@ def _only_program(view, enc) -> ClosedJaxpr:
     return decode(view, {cls: members[0] for cls, members in view.classes.items()}, enc)
 
 
-def witness_groups(rule: PatternRule, compiled: Rule) -> list[tuple[tuple, list[Instance]]]:
-    """(binding, instances) with a right side the engine built, per sampled param binding; raises
-    NotInstantiable when the rule fires on no instance."""
+def witness_groups(rule: PatternRule, compiled: Rule, max_groups: int = P.MAX_BINDINGS
+                   ) -> list[tuple[tuple, list[Instance]]]:
+    """(binding, instances) with a right side the engine built, per sampled param binding (up to
+    `max_groups` at the first shape any fires on); raises NotInstantiable when the rule fires on none."""
     literals = literal_variables(rule)
     sampled = bool(P.param_uses(rule.rhs, P.param_uses(rule.lhs)))
     groups, reasons = [], []
@@ -103,7 +104,7 @@ def witness_groups(rule: PatternRule, compiled: Rule) -> list[tuple[tuple, list[
             instances = _witnessed(P.bind(rule, binding), compiled, literals, shape, reasons)
             if instances:
                 groups.append((P.show(binding) + _shape_label(shape), instances))
-            if len(groups) == P.MAX_BINDINGS:
+            if len(groups) == max_groups:
                 break
         if groups:
             return groups
