@@ -68,7 +68,7 @@ SPECS = [
 test_spec = spec_test(SPECS)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(2))
 def test_while_jvp_matches_central_differences(seed):
     spec = Spec("while-newton", _newton_sqrt, [Dom((3,), 0.5, 4.0)])
     args = spec.draw(seed)
