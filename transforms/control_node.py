@@ -1,15 +1,16 @@
 """Building one control-flow node (`scan`, `while`, `cond`) in the e-graph from a transform's builder (AD's
-`Builder`, batching's `Batcher`: anything with a `loader` and `bind`): its operands, its bodies over fresh
-inputs, its result avals; `results()` binds the results and returns their aliases."""
+`Builder`, batching's `Batcher`: anything with a `loader`, `enc` and `bind`): its operands, its bodies over
+fresh inputs, its result avals; `results()` binds the results and returns their aliases. Also what AD and
+batching of control flow share: the carry fixpoint, a barrier node, results placed by position."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from egglog import bindings as eb
 
 from ir.core import ShapedArray
-from rewrites.encode import Term, body_term, egg_call, egg_int, hcall_term, new_body
+from rewrites.encode import Term, body_term, egg_args, egg_call, egg_int, egg_str, hcall_term, new_body
 
 
 class ControlNode:
@@ -31,3 +32,29 @@ class ControlNode:
         key = loader.enc.hcall_key(self.prim, self.params, self.out_avals)
         tup = hcall_term(self.prim, key, self.operands, self.bodies)
         return [self.b.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(self.out_avals)]
+
+
+def carry_fixpoint(outputs: Callable[[list[bool]], list[bool]], before: list[bool], carry: list[bool],
+                   after: list[bool]) -> list[bool]:
+    """Which loop carries have a property (a tangent, the batch axis): those whose init has it, or whose
+    update does when the body's inputs (`before`, the carries, `after`) have it; `outputs(inputs)` says
+    which body outputs have it."""
+    while True:
+        out = outputs(before + carry + after)[:len(carry)]
+        grown = [a or b for a, b in zip(carry, out, strict=True)]
+        if grown == carry:
+            return carry
+        carry = grown
+
+
+def barrier(builder, terms: list[eb.Call], avals: list[ShapedArray]) -> list[eb.Call]:
+    """The results of one `optimization_barrier` over `terms`."""
+    key = builder.enc.extra_key("optimization_barrier", {})
+    tup = egg_call("call", egg_str("optimization_barrier"), egg_str(key), egg_args(terms))
+    return [builder.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(avals)]
+
+
+def placed(positions: Sequence[int], results: Sequence, n: int) -> list:
+    """`results` at `positions` of a list of `n`, None elsewhere."""
+    found = dict(zip(positions, results, strict=True))
+    return [found.get(i) for i in range(n)]

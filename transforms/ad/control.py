@@ -20,11 +20,13 @@ so extraction can keep one loop.
 
 from __future__ import annotations
 
+from functools import partial
+
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, ShapedArray, Var
-from rewrites.encode import Term, egg_args, egg_call, egg_int, egg_str, encode_jaxpr
-from transforms.control_node import ControlNode
+from rewrites.encode import Term, egg_call, egg_str, encode_jaxpr
+from transforms.control_node import ControlNode, barrier, carry_fixpoint, placed
 
 
 def _nonzero_outputs(body: Jaxpr, nonzero_inputs: list[bool]) -> list[bool]:
@@ -32,16 +34,6 @@ def _nonzero_outputs(body: Jaxpr, nonzero_inputs: list[bool]) -> list[bool]:
 
     dep = _depends_on(body, [v for v, nz in zip(body.invars, nonzero_inputs, strict=True) if nz])
     return [isinstance(x, Var) and id(x) in dep and differentiable(x.aval) for x in body.outvars]
-
-
-def _carry_fixpoint(body: Jaxpr, before: list[bool], carry: list[bool], after: list[bool], n_out: int) -> list[bool]:
-    """Which carries get a tangent: those whose init has one, or whose update depends on one."""
-    while True:
-        out = _nonzero_outputs(body, before + carry + after)[:n_out]
-        grown = [a or b for a, b in zip(carry, out, strict=True)]
-        if grown == carry:
-            return carry
-        carry = grown
 
 
 def _primal(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb.Call], object]:
@@ -54,8 +46,7 @@ def _primal(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb.Cal
 
 
 def _tangent_or_zero(sub, tangent: dict, x) -> eb.Call:
-    t = tangent.get(id(x)) if isinstance(x, Var) else None
-    return t if t is not None else sub.zero(x.aval)
+    return _tangent(sub, x, tangent.get(id(x)) if isinstance(x, Var) else None)
 
 
 def _union_primals(builder, eqn: Eqn, results: list[eb.Call], positions: list[int]) -> None:
@@ -75,7 +66,7 @@ def scan_jvp(builder, eqn: Eqn, tans: list) -> list:
     body: ClosedJaxpr = p["jaxpr"]
     k, c, n = p["num_consts"], p["num_carry"], len(eqn.invars)
     nz = [t is not None for t in tans]
-    carry = _carry_fixpoint(body.jaxpr, nz[:k], nz[k:k + c], nz[k + c:], c)
+    carry = carry_fixpoint(partial(_nonzero_outputs, body.jaxpr), nz[:k], nz[k:k + c], nz[k + c:])
     nz[k:k + c] = carry
     out_nz = _nonzero_outputs(body.jaxpr, nz)
     out_nz[:c] = carry
@@ -101,12 +92,8 @@ def scan_jvp(builder, eqn: Eqn, tans: list) -> list:
     node.out_avals = [eqn.outvars[j].aval for j, _ in out_order]
     results = node.results()
     _union_primals(builder, eqn, results, [q for q, (_, t) in enumerate(out_order) if not t])
-    return _by_output(eqn, out_order, results)
-
-
-def _by_output(eqn: Eqn, out_order, results) -> list:
-    found = {j: r for (j, tangent), r in zip(out_order, results, strict=True) if tangent}
-    return [found.get(j) for j in range(len(eqn.outvars))]
+    tangents = [(j, r) for (j, tangent), r in zip(out_order, results, strict=True) if tangent]
+    return placed([j for j, _ in tangents], [r for _, r in tangents], len(eqn.outvars))
 
 
 def while_jvp(builder, eqn: Eqn, tans: list) -> list:
@@ -114,7 +101,7 @@ def while_jvp(builder, eqn: Eqn, tans: list) -> list:
     cond, body = p["cond_jaxpr"], p["body_jaxpr"]
     ck, bk = p["cond_nconsts"], p["body_nconsts"]
     nz = [t is not None for t in tans]
-    carry = _carry_fixpoint(body.jaxpr, nz[ck:ck + bk], nz[ck + bk:], [], len(eqn.outvars))
+    carry = carry_fixpoint(partial(_nonzero_outputs, body.jaxpr), nz[ck:ck + bk], nz[ck + bk:], [])
     nz[ck + bk:] = carry
     body_consts = [i for i in range(ck, ck + bk) if nz[i]]
     carries = [i for i in range(ck + bk, len(eqn.invars)) if nz[i]]
@@ -147,8 +134,7 @@ def while_jvp(builder, eqn: Eqn, tans: list) -> list:
     node.out_avals = [v.aval for v in eqn.outvars] + [eqn.outvars[i - ck - bk].aval for i in carries]
     results = node.results()
     _union_primals(builder, eqn, results, list(range(n_carry)))
-    found = dict(zip((i - ck - bk for i in carries), results[n_carry:], strict=True))
-    return [found.get(j) for j in range(n_carry)]
+    return placed([i - ck - bk for i in carries], results[n_carry:], n_carry)
 
 
 def cond_jvp(builder, eqn: Eqn, tans: list) -> list:
@@ -175,8 +161,7 @@ def cond_jvp(builder, eqn: Eqn, tans: list) -> list:
     node.out_avals = [v.aval for v in eqn.outvars] + [eqn.outvars[j].aval for j in tangent_outs]
     results = node.results()
     _union_primals(builder, eqn, results, list(range(len(eqn.outvars))))
-    found = dict(zip(tangent_outs, results[len(eqn.outvars):], strict=True))
-    return [found.get(j) for j in range(len(eqn.outvars))]
+    return placed(tangent_outs, results[len(eqn.outvars):], len(eqn.outvars))
 
 
 # --- VJP ---------------------------------------------------------------------------------------------
@@ -210,8 +195,7 @@ def cond_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     for branch in branches:
         node.body(in_avals, fill(branch))
     node.out_avals = [eqn.invars[i].aval for i in wanted]
-    found = dict(zip(wanted, node.results(), strict=True))
-    return [found.get(i) for i in range(len(eqn.invars))]
+    return placed(wanted, node.results(), len(eqn.invars))
 
 
 def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
@@ -284,33 +268,25 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     backward.out_avals = ([eqn.invars[i].aval for i in float_carry] + [eqn.invars[i].aval for i in float_consts]
                           + [eqn.invars[i].aval for i in float_xs])
     bwd = backward.results()
-    found = dict(zip(float_carry + float_consts + float_xs, bwd, strict=True))
-    return [found.get(i) if active[i] else None for i in range(n)]
+    got = placed(float_carry + float_consts + float_xs, bwd, n)
+    return [g if active[i] else None for i, g in enumerate(got)]
 
 
 # --- optimization_barrier: the derivative passes through a barrier of its own --------------------------
 
 
-def _barrier(builder, terms: list[eb.Call], avals: list[ShapedArray]) -> list[eb.Call]:
-    key = builder.enc.extra_key("optimization_barrier", {})
-    tup = egg_call("call", egg_str("optimization_barrier"), egg_str(key), egg_args(terms))
-    return [builder.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(avals)]
-
-
 def barrier_jvp(builder, eqn: Eqn, tans: list) -> list:
     """The tangents of the nonzero operands through one barrier (JAX: `_optimization_barrier_jvp`)."""
     live = [i for i, t in enumerate(tans) if t is not None]
-    found = dict(zip(live, _barrier(builder, [tans[i] for i in live], [eqn.outvars[i].aval for i in live]),
-                     strict=True))
-    return [found.get(i) for i in range(len(eqn.outvars))]
+    results = barrier(builder, [tans[i] for i in live], [eqn.outvars[i].aval for i in live])
+    return placed(live, results, len(eqn.outvars))
 
 
 def barrier_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     """The cotangents of the active operands through one barrier (the transpose of the JVP)."""
     live = [i for i, c in enumerate(cts) if c is not None and active[i]]
-    found = dict(zip(live, _barrier(builder, [cts[i] for i in live], [eqn.invars[i].aval for i in live]),
-                     strict=True))
-    return [found.get(i) for i in range(len(eqn.invars))]
+    results = barrier(builder, [cts[i] for i in live], [eqn.invars[i].aval for i in live])
+    return placed(live, results, len(eqn.invars))
 
 
 JVP_RULES = {"scan": scan_jvp, "while": while_jvp, "cond": cond_jvp, "optimization_barrier": barrier_jvp}

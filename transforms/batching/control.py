@@ -15,12 +15,14 @@ A value an output must hold batched but the body computes unbatched is broadcast
 
 from __future__ import annotations
 
+from functools import partial
+
 from ir import lax
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, ShapedArray, Var
 from ir.tracing import make_jaxpr
 from rewrites.encode import Term, encode_jaxpr, literal_term
 from transforms.batching.rule import with_batch
-from transforms.control_node import ControlNode
+from transforms.control_node import ControlNode, barrier, carry_fixpoint
 
 
 def _batched_outputs(body: Jaxpr, in_batched: list[bool]) -> list[bool]:
@@ -28,15 +30,6 @@ def _batched_outputs(body: Jaxpr, in_batched: list[bool]) -> list[bool]:
 
     dep = batched_values(body, [v for v, b in zip(body.invars, in_batched, strict=True) if b])
     return [isinstance(x, Var) and id(x) in dep for x in body.outvars]
-
-
-def _carry_fixpoint(body: Jaxpr, before: list[bool], carry: list[bool], after: list[bool]) -> list[bool]:
-    while True:
-        out = _batched_outputs(body, before + carry + after)[:len(carry)]
-        grown = [a or b for a, b in zip(carry, out, strict=True)]
-        if grown == carry:
-            return carry
-        carry = grown
 
 
 def _run_body(batcher, body: ClosedJaxpr, inputs: list[Term], in_batched: list[bool]):
@@ -100,7 +93,8 @@ def scan_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
     body: ClosedJaxpr = p["jaxpr"]
     k, c, n = p["num_consts"], p["num_carry"], len(eqn.invars)
     size, length = batcher.size, p["length"]
-    carry = _carry_fixpoint(body.jaxpr, list(flags[:k]), list(flags[k:k + c]), list(flags[k + c:]))
+    carry = carry_fixpoint(partial(_batched_outputs, body.jaxpr), list(flags[:k]), list(flags[k:k + c]),
+                           list(flags[k + c:]))
     in_b = list(flags[:k]) + carry + list(flags[k + c:])
     out_b = carry + _batched_outputs(body.jaxpr, in_b)[c:]
     node = ControlNode(batcher, "scan", {**p, "jaxpr": None})
@@ -175,7 +169,7 @@ def while_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
     p = eqn.params
     cond, body = p["cond_jaxpr"], p["body_jaxpr"]
     ck, bk, n = p["cond_nconsts"], p["body_nconsts"], len(eqn.invars)
-    carry = _carry_fixpoint(body.jaxpr, list(flags[ck:ck + bk]), list(flags[ck + bk:]), [])
+    carry = carry_fixpoint(partial(_batched_outputs, body.jaxpr), list(flags[ck:ck + bk]), list(flags[ck + bk:]), [])
     [pred_b] = _batched_outputs(cond.jaxpr, list(flags[:ck]) + carry)
     if pred_b:
         return _while_batched_predicate(batcher, eqn, flags, batched)
@@ -227,14 +221,9 @@ def _while_batched_predicate(batcher, eqn: Eqn, flags, batched: dict) -> list:
 
 def barrier_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
     """One barrier over the operands as they are (batched ones with the batch axis first)."""
-    from rewrites.encode import egg_args, egg_call, egg_int, egg_str
-
     operands = [_operand(batcher, eqn, i, flags, batched, False) for i in range(len(eqn.invars))]
-    key = batcher.enc.extra_key("optimization_barrier", {})
-    tup = egg_call("call", egg_str("optimization_barrier"), egg_str(key), egg_args(operands))
     avals = [with_batch(v.aval, batcher.size) if b else v.aval for v, b in zip(eqn.outvars, flags, strict=True)]
-    results = [batcher.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(avals)]
-    return _finish(batcher, eqn, results, list(flags))
+    return _finish(batcher, eqn, barrier(batcher, operands, avals), list(flags))
 
 
 BATCH_RULES = {"scan": scan_batch, "cond": cond_batch, "while": while_batch, "optimization_barrier": barrier_batch}
