@@ -27,17 +27,27 @@ def body_of(eqn: Eqn) -> ClosedJaxpr:
 LINEAR_SOLVE_FIELDS = ("matvec", "vecmat", "solve", "transpose_solve")  # their consts lead the operands
 
 
+def linear_solve_operands(const_lengths, operands) -> dict[str, list]:
+    """`custom_linear_solve`'s operands by role: the consts of each of its jaxprs (`LINEAR_SOLVE_FIELDS`),
+    then "b", the right-hand side's leaves."""
+    out, k = {}, 0
+    for field in LINEAR_SOLVE_FIELDS:
+        n = int(const_lengths.get(field) or 0)
+        out[field], k = list(operands[k:k + n]), k + n
+    out["b"] = list(operands[k:])
+    return out
+
+
 def called(eqn: Eqn, operands: list) -> tuple[ClosedJaxpr, list]:
     """The body an equation runs and the operands it runs it on: for `custom_linear_solve`, its `solve`
     jaxpr on that jaxpr's consts and b (what JAX's impl runs; the other jaxprs serve JAX's own AD and
     batching rules, which here come from differentiating and batching the solve)."""
     if eqn.primitive != "custom_linear_solve":
         return body_of(eqn), operands
-    counts = [int(eqn.params["const_lengths"].get(f) or 0) for f in LINEAR_SOLVE_FIELDS]
-    start = counts[0] + counts[1]
+    groups = linear_solve_operands(eqn.params["const_lengths"], operands)
     solve = eqn.params["jaxprs"].solve
     body = solve if isinstance(solve, ClosedJaxpr) else ClosedJaxpr(solve, [])
-    return body, list(operands[start:start + counts[2]]) + list(operands[sum(counts):])
+    return body, groups["solve"] + groups["b"]
 
 
 def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS,

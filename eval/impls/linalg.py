@@ -22,6 +22,7 @@ from eval.interpreter import eval_jaxpr
 from eval.registry import impl
 from ir.core import ShapedArray
 from ir.dtypes import from_numpy
+from ir.inline import linear_solve_operands
 from ir.primitives import abstract_eval
 
 _LAPACK_DTYPES = frozenset(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
@@ -389,16 +390,11 @@ def cholesky_update(r, w):
 
 # --- custom_linear_solve --------------------------------------------------------------------------------
 
-# Its operands are the consts of each of these jaxprs, in this order, then b.
-_LINEAR_SOLVE_FIELDS = ("matvec", "vecmat", "solve", "transpose_solve")
-
 
 def _custom_linear_solve(*args, const_lengths, jaxprs, check: bool = False):
     """As JAX's impl: run the `solve` jaxpr on its consts and b (the other jaxprs serve AD and batching)."""
-    counts = [int(const_lengths.get(field) or 0) for field in _LINEAR_SOLVE_FIELDS]
-    start = counts[0] + counts[1]
-    solve_consts, b = args[start:start + counts[2]], args[sum(counts):]
-    return tuple(eval_jaxpr(jaxprs.solve, *solve_consts, *b, check=check))
+    groups = linear_solve_operands(const_lengths, args)
+    return tuple(eval_jaxpr(jaxprs.solve, *groups["solve"], *groups["b"], check=check))
 
 
 _custom_linear_solve.takes_check = True

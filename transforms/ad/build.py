@@ -224,19 +224,16 @@ def _differentiated_body(eqn: Eqn, operands: list) -> tuple[ClosedJaxpr, list]:
 
 def _implicit_solve(eqn: Eqn) -> ClosedJaxpr:
     from ir import lax
-    from ir.inline import LINEAR_SOLVE_FIELDS
+    from ir.inline import linear_solve_operands
     from ir.tracing import bind_jaxpr, make_jaxpr
 
-    counts = [int(eqn.params["const_lengths"].get(f) or 0) for f in LINEAR_SOLVE_FIELDS]
     jaxprs = eqn.params["jaxprs"]
 
     def program(*args):
-        matvec_consts = args[:counts[0]]
-        start = counts[0] + counts[1]
-        solve_consts = [lax.stop_gradient(c) for c in args[start:start + counts[2]]]
-        b = list(args[sum(counts):])
+        groups = linear_solve_operands(eqn.params["const_lengths"], args)
+        solve_consts, b = [lax.stop_gradient(c) for c in groups["solve"]], groups["b"]
         x0 = [lax.stop_gradient(x) for x in bind_jaxpr(jaxprs.solve, *solve_consts, *b)]
-        residual = [bi - mi for bi, mi in zip(b, bind_jaxpr(jaxprs.matvec, *matvec_consts, *x0), strict=True)]
+        residual = [bi - mi for bi, mi in zip(b, bind_jaxpr(jaxprs.matvec, *groups["matvec"], *x0), strict=True)]
         step = bind_jaxpr(jaxprs.solve, *solve_consts, *residual)
         return [x + d for x, d in zip(x0, step, strict=True)]
 
