@@ -48,13 +48,13 @@ def node_primitive(node: ENode) -> str:
     return node.payload[0] if node.op in ("apply", "call", "hcall") else node.op
 
 
-def args_classes(view: EGraphView, args_class: str) -> list[str]:
-    """The Arr classes of an `Args` cons list, in order."""
+def args_classes(view: EGraphView, args_class: str, nil: str = "nil") -> list[str]:
+    """The element classes of a cons list (`Args`; `Bodies` with nil="bnil"), in order."""
     out, cls = [], args_class
     while True:
         [i] = view.classes[cls][:1]
         node = view.nodes[i]
-        if node.op == "nil":
+        if node.op == nil:
             return out
         head, cls = node.children
         out.append(head)
@@ -215,13 +215,7 @@ class _Scope:
 
 def body_classes(view: EGraphView, hcall: ENode) -> list[str]:
     """The Body classes of an `hcall` node, in order."""
-    out, cls = [], hcall.children[1]
-    while True:
-        node = view.nodes[view.classes[cls][0]]
-        if node.op == "bnil":
-            return out
-        head, cls = node.children
-        out.append(head)
+    return args_classes(view, hcall.children[1], nil="bnil")
 
 
 def _emit(view: EGraphView, choice: dict[str, int], start: str, atoms: dict, build) -> None:
