@@ -10,6 +10,7 @@ from eval.interpreter import eval_jaxpr
 from ir import lax, make_jaxpr
 from ir import numpy as jnp
 from tests.transforms.ad_helpers import Dom, Spec
+from tests.transforms.test_ad_control import CONTROL
 from tests.transforms.test_ad_control import SPECS as AD_SPECS
 from tests.transforms.vmap_helpers import Config, assert_oracle, batched_program, check_config, vmap_spec_tests
 
@@ -55,10 +56,6 @@ def test_an_unbatched_index_keeps_one_cond():
     program = batched_program(closed, Config((None, 0), (0,), 4))
     assert [e.primitive for e in program.jaxpr.eqns].count("cond") == 1
     check_config(SPECS[-1], Config((None, 0), (0,), 4))
-
-
-# The cases with control flow (the family's custom_jvp, nn and jit cases are covered elsewhere).
-CONTROL = {"scan", "while", "cond", "optimization_barrier", "custom_vjp_call"}
 
 
 def test_control_flow_oracle():
