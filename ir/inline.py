@@ -51,12 +51,26 @@ def called(eqn: Eqn, operands: list) -> tuple[ClosedJaxpr, list]:
 
 
 def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS,
-                 bodies: Callable[[Eqn, list], tuple[ClosedJaxpr, list]] = called) -> ClosedJaxpr:
+                 bodies: Callable[[Eqn, list], tuple[ClosedJaxpr, list]] = called,
+                 keep: Callable[[Eqn], bool] | None = None, into_bodies: bool = False) -> ClosedJaxpr:
     """`closed` with every equation of `primitives` replaced by its body, recursively; the bodies'
     constants become constants of the result. `bodies(eqn, operands)` gives the body an equation runs
-    and its operands (default `called`)."""
+    and its operands (default `called`); equations for which `keep(eqn)` holds stay. With `into_bodies`,
+    the jaxpr-valued params of the equations that stay (loop bodies, branches) are inlined the same way,
+    so a transform walking those bodies equation by equation meets no call there either."""
     prims = frozenset(primitives)
-    if not _has_calls(closed.jaxpr, prims):
+
+    def inlined(eqn: Eqn) -> bool:
+        return eqn.primitive in prims and not (keep is not None and keep(eqn))
+
+    def nested(eqn: Eqn) -> Eqn:
+        if not into_bodies:
+            return eqn
+        def inner(body: ClosedJaxpr) -> ClosedJaxpr:
+            return inline_calls(body, prims, bodies, keep, True)
+        return Eqn(eqn.primitive, eqn.invars, eqn.outvars, {k: _map_jaxprs(v, inner) for k, v in eqn.params.items()})
+
+    if not _has_calls(closed.jaxpr, inlined, into_bodies):
         return closed
     constvars, consts = list(closed.jaxpr.constvars), list(closed.consts)
     eqns: list[Eqn] = []
@@ -68,10 +82,10 @@ def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS,
     def walk(jaxpr: Jaxpr, inside: bool) -> None:
         for eqn in jaxpr.eqns:
             invars = [read(x) for x in eqn.invars]
-            if eqn.primitive not in prims:
+            if not inlined(eqn):
                 # A body can be called twice (one ClosedJaxpr object in two equations): fresh names.
                 outvars = [_fresh(v, env) for v in eqn.outvars] if inside else list(eqn.outvars)
-                eqns.append(Eqn(eqn.primitive, invars, outvars, eqn.params))
+                eqns.append(Eqn(eqn.primitive, invars, outvars, nested(eqn).params))
                 continue
             body, invars = bodies(eqn, invars)
             for v, c in zip(body.jaxpr.constvars, body.consts, strict=True):
@@ -99,5 +113,23 @@ def _fresh(v, env: dict):
     return env[id(v)]
 
 
-def _has_calls(jaxpr: Jaxpr, prims: frozenset) -> bool:
-    return any(e.primitive in prims for e in jaxpr.eqns)
+def _has_calls(jaxpr: Jaxpr, inlined: Callable[[Eqn], bool], into_bodies: bool) -> bool:
+    return any(inlined(e) or (into_bodies and any(_has_calls(b.jaxpr, inlined, True)
+                                                  for v in e.params.values() for b in _jaxprs_in(v)))
+               for e in jaxpr.eqns)
+
+
+def _jaxprs_in(value) -> list[ClosedJaxpr]:
+    """The closed jaxprs a param holds: itself, or the items of a tuple of them (cond's branches)."""
+    if isinstance(value, ClosedJaxpr):
+        return [value]
+    if isinstance(value, tuple) and value and all(isinstance(x, ClosedJaxpr) for x in value):
+        return list(value)
+    return []
+
+
+def _map_jaxprs(value, fn: Callable[[ClosedJaxpr], ClosedJaxpr]):
+    """`value` (a param) with `fn` applied to each closed jaxpr in it (`_jaxprs_in`)."""
+    if isinstance(value, ClosedJaxpr):
+        return fn(value)
+    return tuple(fn(x) for x in value) if _jaxprs_in(value) else value

@@ -7,6 +7,8 @@
     eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
     eqjax grad FILE|- [--argnums 0,1]  the optimized gradient program of a scalar-output jaxpr
     eqjax jvp FILE|- / vjp FILE|-      the optimized JVP program (primals, tangents) / VJP program
+      (conformance, grad, jvp, vjp: --custom-rules FILE.py runs a Python file that registers the custom
+      derivative rules the jaxprs name, see ir/custom_rules.py; repeatable)
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
     eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
     eqjax bench eval                   interpreter overhead per equation over the oracle programs
@@ -299,6 +301,11 @@ def _optimizer_args(o: argparse.ArgumentParser) -> None:
     o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
 
 
+def _custom_rules_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--custom-rules", action="append", metavar="FILE.py",
+                   help="a Python file registering custom_jvp/custom_vjp rules by name (ir/custom_rules.py)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="eqjax", description="Jaxprs through equality saturation.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -311,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-v", "--verbose", action="store_true", help="also list skipped checks with the reason")
     c.add_argument("--optimize", action="store_true", help="run every program through the e-graph first")
     c.add_argument("--rules", default="default", help="rule set for --optimize (strict, default, fast)")
+    _custom_rules_arg(c)
     c.set_defaults(func=cmd_conformance)
 
     o = sub.add_parser("optimize", help="optimize a jaxpr text through the e-graph")
@@ -326,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "grad":
             g.add_argument("--argnums", help="comma-separated inputs to differentiate (default 0)")
         _optimizer_args(g)
+        _custom_rules_arg(g)
         g.set_defaults(func=cmd_derivative)
 
     v = sub.add_parser("vmap", help="the optimized batched program of a jaxpr text")
@@ -386,8 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import runpy
+
     args = build_parser().parse_args(argv)
     try:
+        for path in getattr(args, "custom_rules", None) or []:
+            runpy.run_path(path)
         return args.func(args)
     except EqjaxError as e:
         print(f"eqjax {args.command}: {type(e).__name__}: {e}", file=sys.stderr)

@@ -106,6 +106,45 @@ def test_control_flow_oracle():
     assert skipped <= {"custom_vjp/user_defined/f64[3,4]"}, skipped
 
 
+JIT_IN_SCAN = """{ lambda ; a:f64[] b:f64[3]. let
+    c:f64[] d:f64[3] = scan[
+      _split_transpose=False
+      jaxpr={ lambda ; e:f64[] f:f64[]. let
+          g:f64[] = jit[
+            name=inner
+            jaxpr={ lambda ; h:f64[]. let i:f64[] = sin h in (i,) }
+          ] f
+          j:f64[] = mul e g
+        in (j, g) }
+      length=3
+      linear=(False, False)
+      num_carry=1
+      num_consts=0
+      reverse=False
+      unroll=1
+    ] a b
+  in (c, d) }"""
+
+
+def test_a_call_inside_a_loop_body_is_differentiated_and_batched():
+    """AD and batching walk loop bodies equation by equation: the calls inside are inlined there too."""
+    from ir.text import parse_jaxpr
+    from eval.interpreter import eval_jaxpr
+    from tests.transforms.ad_helpers import check_transpose
+    from tests.transforms.vmap_helpers import assert_same, batched_program
+    from transforms.batching.verify import Config, loop_reference
+
+    closed = parse_jaxpr(JIT_IN_SCAN)
+    args = [np.float64(1.5), np.array([0.3, -0.7, 1.1])]
+    check_fd(closed, args)
+    check_transpose(closed, args)
+    config = Config((0, 1), (0, 0), 4)
+    batched = [np.linspace(0.5, 1.5, 4), np.outer(args[1], np.arange(1.0, 5.0))]
+    got = eval_jaxpr(batched_program(closed, config), *batched)
+    for j, (g, w) in enumerate(zip(got, loop_reference(closed, batched, config), strict=True)):
+        assert_same(g, w, f"output {j}")
+
+
 def test_the_derivative_does_not_rewrite_across_a_barrier():
     """d/dx [barrier(x) - x] is 1 - 1 = 0, but the algebra may not see through the barrier: the gradient
     program keeps one, and its value is still 0."""

@@ -1,6 +1,8 @@
-"""What cannot pass against the JAX oracle, and why: the whole list. Every other check of every fixture
-passes (`eqjax conformance tests/oracle --check out,jvp,vjp,vmap,grad,hessian,vmap_grad,grad_grad
---optimize`: 2,041 passed, 10 skipped, these). The per-family oracle tests assert their own skips are
+"""What cannot pass against the JAX oracle from the jaxpr text alone, and why: the whole list. Every other
+check of every fixture passes (`eqjax conformance tests/oracle --check out,jvp,vjp,vmap,grad,hessian,
+vmap_grad,grad_grad --optimize`: 2,041 passed, 10 skipped, these). All ten name a custom rule that is a
+Python function; with the fixtures' rules registered (`--custom-rules tests/oracle_custom_rules.py`) they
+pass too (tests/transforms/test_ad_custom.py). The per-family oracle tests assert their own skips are
 only these."""
 
 from __future__ import annotations
@@ -9,9 +11,10 @@ from eval.oracle import load_fixtures, run_conformance
 from tests.oracle_paths import ORACLE
 
 CUSTOM_VJP = ("custom_vjp_call", "its bwd is a Python function the jaxpr text does not hold, and differentiating "
-              "the body instead gives other gradients (clip_gradient)")
+              "the body instead gives other gradients (clip_gradient); registering it closes the gap")
 WHILE_REVERSE = ("while", "JAX differentiates it through its custom_jvp rule, a Python function the text does not "
-                 "hold; without it the body is a while loop, which has no reverse mode (in JAX neither)")
+                 "hold; without it the body is a while loop, which has no reverse mode (in JAX neither); "
+                 "registering the rule closes the gap")
 KNOWN = {
     ("custom_vjp/user_defined/f64[3,4]", "vjp"): CUSTOM_VJP,
     **{("program/custom_vjp", check): CUSTOM_VJP for check in ("vjp", "grad", "hessian", "vmap_grad")},

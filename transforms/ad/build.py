@@ -27,11 +27,14 @@ from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
 from ir.shapes.elementwise import NARY, UNARY
 from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
-from transforms.ad.control import JVP_RULES as CONTROL_JVP
-from transforms.ad.control import VJP_RULES as CONTROL_VJP
+from transforms.ad import control, custom
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
 from transforms.rulebook import AuxStore
+
+# Primitives whose derivative is built from their bodies or registered rules rather than per-operand nodes.
+CONTROL_JVP = {**control.JVP_RULES, **custom.JVP_RULES}
+CONTROL_VJP = {**control.VJP_RULES, **custom.VJP_RULES}
 
 ELEMENTWISE = frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
                          "convert_element_type", "round", "reduce_precision"})
@@ -194,19 +197,22 @@ def _depends_on(jaxpr: Jaxpr, inputs: Iterable[Var]) -> set[int]:
 
 
 # Bodies AD differentiates as written: calls, remat (it only changes what is recomputed) and custom-JVP
-# calls (their JVP rule is a Python callable the jaxpr text does not hold, so the body is differentiated:
-# the same derivative wherever the body is smooth). Custom-VJP calls too in forward mode (JAX refuses
-# that); in reverse mode their bwd function is not in the jaxpr, so they stay and raise UnsupportedPrimitive.
+# calls without a registered rule (`ir.custom_rules`; the rule is a Python callable the jaxpr text does
+# not hold, so the body is differentiated: the same derivative wherever the body is smooth). Custom-VJP
+# calls too in forward mode (JAX refuses that); in reverse mode they use their registered fwd/bwd
+# (`transforms.ad.custom`) or raise UnsupportedPrimitive.
 INLINED_FORWARD = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
                              "custom_linear_solve"})
 INLINED_REVERSE = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_linear_solve"})
 
 
 def flat_program(closed: ClosedJaxpr, mode: str) -> ClosedJaxpr:
-    """`closed` with the bodies AD differentiates inlined (`mode` "jvp" or "vjp")."""
+    """`closed` with the bodies AD differentiates inlined (`mode` "jvp" or "vjp"), inside control-flow
+    bodies too; custom-derivative calls with registered rules stay."""
     from ir.inline import CALLS, inline_calls
 
-    return inline_calls(closed, CALLS | (INLINED_FORWARD if mode == "jvp" else INLINED_REVERSE), _differentiated_body)
+    return inline_calls(closed, CALLS | (INLINED_FORWARD if mode == "jvp" else INLINED_REVERSE), _differentiated_body,
+                        keep=lambda eqn: custom.has_rules(eqn, mode), into_bodies=True)
 
 
 def _differentiated_body(eqn: Eqn, operands: list) -> tuple[ClosedJaxpr, list]:

@@ -36,7 +36,7 @@ def _nonzero_outputs(body: Jaxpr, nonzero_inputs: list[bool]) -> list[bool]:
     return [isinstance(x, Var) and id(x) in dep and differentiable(x.aval) for x in body.outvars]
 
 
-def _primal(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb.Call], object]:
+def inline_body(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb.Call], object]:
     """The body's equations over `inputs`, and a builder for derivatives inside it."""
     env: dict = {}
     outs = encode_jaxpr(body, inputs, builder.loader, env)
@@ -82,7 +82,7 @@ def scan_jvp(builder, eqn: Eqn, tans: list) -> list:
 
     def fill(leaves):
         primal = [leaf for (_, tangent), leaf in zip(order, leaves, strict=True) if not tangent]
-        outs, sub = _primal(builder, body, primal)
+        outs, sub = inline_body(builder, body, primal)
         seeds = {id(body.jaxpr.invars[i]): leaf.egg for (i, tangent), leaf in zip(order, leaves, strict=True)
                  if tangent}
         tangent = sub.forward(body.jaxpr, seeds)
@@ -115,14 +115,14 @@ def while_jvp(builder, eqn: Eqn, tans: list) -> list:
     n_carry = len(eqn.outvars)
 
     def fill_cond(leaves):
-        outs, _ = _primal(builder, cond, leaves[:ck + n_carry])
+        outs, _ = inline_body(builder, cond, leaves[:ck + n_carry])
         return outs
 
     def fill_body(leaves):
         consts, dots = leaves[:bk], leaves[bk:bk + len(body_consts)]
         primal_carry = leaves[bk + len(body_consts):bk + len(body_consts) + n_carry]
         carry_dots = leaves[bk + len(body_consts) + n_carry:]
-        outs, sub = _primal(builder, body, consts + primal_carry)
+        outs, sub = inline_body(builder, body, consts + primal_carry)
         inv = body.jaxpr.invars  # the body's consts, then its carries: eqn operand i is inv[i - ck]
         seeds = {id(inv[i - ck]): t.egg for i, t in zip(body_consts + carries, dots + carry_dots, strict=True)}
         tangent = sub.forward(body.jaxpr, seeds)
@@ -150,7 +150,7 @@ def cond_jvp(builder, eqn: Eqn, tans: list) -> list:
 
     def fill(branch):
         def outputs(leaves):
-            outs, sub = _primal(builder, branch, leaves[:len(ops)])
+            outs, sub = inline_body(builder, branch, leaves[:len(ops)])
             seeds = {id(branch.jaxpr.invars[i - 1]): t.egg for i, t in zip(dots, leaves[len(ops):], strict=True)}
             tangent = sub.forward(branch.jaxpr, seeds)
             return outs + [_tangent_or_zero(sub, tangent, branch.jaxpr.outvars[j]) for j in tangent_outs]
@@ -181,7 +181,7 @@ def cond_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
 
     def fill(branch):
         def outputs(leaves):
-            _, sub = _primal(builder, branch, leaves[:len(ops)])
+            _, sub = inline_body(builder, branch, leaves[:len(ops)])
             outvars = branch.jaxpr.outvars
             seeds: dict[int, list] = {}
             for j, ct in zip(seeded, leaves[len(ops):], strict=True):
@@ -215,7 +215,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     forward.operands = [builder.atom(x) for x in eqn.invars]
 
     def fill_forward(leaves):
-        outs, _ = _primal(builder, body, leaves)
+        outs, _ = inline_body(builder, body, leaves)
         return outs + [t.egg for t in leaves[k:k + c]]
 
     forward.body([v.aval for v in inv], fill_forward)
@@ -248,7 +248,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
         acc = leaves[k + len(float_carry):k + len(float_carry) + len(float_consts)]
         rest = leaves[k + len(float_carry) + len(float_consts):]
         carry_in, xs, ct_ys = rest[:c], rest[c:n - k], rest[n - k:]
-        _, sub = _primal(builder, body, consts + carry_in + xs)
+        _, sub = inline_body(builder, body, consts + carry_in + xs)
         seeds: dict[int, list] = {}
         for j, ct in [*zip((i - k for i in float_carry), ct_carry, strict=True), *zip(float_ys, ct_ys, strict=True)]:
             if isinstance(outv[j], Var):

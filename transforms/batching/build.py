@@ -38,7 +38,7 @@ def flat_program(closed: ClosedJaxpr) -> ClosedJaxpr:
     """`closed` with calls and the bodies batching goes through inlined."""
     from ir.inline import CALLS, inline_calls
 
-    return inline_calls(closed, CALLS | INLINED)
+    return inline_calls(closed, CALLS | INLINED, into_bodies=True)
 
 
 def batched_values(jaxpr: Jaxpr, mapped) -> set[int]:
