@@ -4,6 +4,8 @@ A jaxpr is compiled once into a plan (cached per Jaxpr object): every variable g
 list, literals are materialized as 0-d arrays, and each equation becomes a tuple
 (implementation, operand slots, result slots, params). Running the plan is then one tight loop,
 which keeps the interpreter's own cost per equation near a microsecond (see `eqjax bench eval`).
+An equation with key-typed values gets the implementation and params of its key rule
+(`eval.registry.get_key_impl`), which run on the key data.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from eval.registry import get_impl
-from ir.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray
+from eval.registry import get_impl, get_key_impl
+from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray
 from ir.errors import JaxprTypeError
 from ir.primitives import get_primitive
 
@@ -40,13 +42,20 @@ class _Plan:
         self.in_slots = [slot(v) for v in jaxpr.invars]
         self.steps = []
         for eqn in jaxpr.eqns:
-            fn = get_impl(eqn.primitive)
+            fn, params = _impl_of(eqn)
             multiple = get_primitive(eqn.primitive).multiple_results
             ins = tuple(slot(x) for x in eqn.invars)
             outs = tuple(slot(v) for v in eqn.outvars)  # a DropVar gets a slot nobody reads
-            self.steps.append((fn, ins, outs, eqn.params, multiple, eqn))
+            self.steps.append((fn, ins, outs, params, multiple, eqn))
         self.out_slots = [slot(x) for x in jaxpr.outvars]
         self.n_slots = len(slot_of)
+
+
+def _impl_of(eqn: Eqn) -> tuple[Any, dict]:
+    avals_in, avals_out = [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]
+    if any(a.dtype.kind == "key" for a in (*avals_in, *avals_out)):
+        return get_key_impl(eqn.primitive, avals_in, avals_out, eqn.params)
+    return get_impl(eqn.primitive), eqn.params
 
 
 _PLANS: weakref.WeakKeyDictionary[Jaxpr, _Plan] = weakref.WeakKeyDictionary()

@@ -4,5 +4,5 @@ from importlib import import_module
 from pathlib import Path
 
 _NAMES = ("arrays", "control", "conversions", "dot_conv", "elementwise", "indexing", "reductions", "linalg", "fft",
-          "random")
+          "random", "keys")
 FAMILIES = [import_module(f"eval.impls.{n}") for n in _NAMES if (Path(__file__).parent / f"{n}.py").exists()]
