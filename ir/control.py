@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ir import dtypes
-from ir.core import ClosedJaxpr, DropVar, Jaxpr, ShapedArray, Var
+from ir.core import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from ir.tracing import Tracer, TracingError, aval_of, bind, hoist_consts, literal, trace_flat
 from ir.tree import LEAF, TreeDef, tree_flatten, tree_unflatten
 
@@ -42,14 +42,8 @@ def _lax():
 # --- tracing bodies ----------------------------------------------------------------------------
 
 def _trace_open(fun: Callable, in_tree: TreeDef, in_avals: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, TreeDef]:
-    """Trace `fun(*args)` where `args` is `in_tree` (a tuple) with one tracer per aval.
-
-    Unread results stay variables: JAX prints `_` for them only in the top-level jaxpr.
-    """
-    closed, out_tree = trace_flat(lambda *leaves: fun(*tree_unflatten(in_tree, leaves)), in_avals)
-    for eqn in closed.jaxpr.eqns:
-        eqn.outvars = [Var(v.aval) if isinstance(v, DropVar) else v for v in eqn.outvars]
-    return closed, out_tree
+    """Trace `fun(*args)` where `args` is `in_tree` (a tuple) with one tracer per aval."""
+    return trace_flat(lambda *leaves: fun(*tree_unflatten(in_tree, leaves)), in_avals)
 
 
 def _trace(fun: Callable, in_tree: TreeDef, in_avals: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, list, TreeDef]:

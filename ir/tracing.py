@@ -10,6 +10,10 @@ Builders nest: `bind` always records into the innermost one, and a tracer of an 
 used inside becomes a constvar of the inner jaxpr whose const is that outer tracer (as in JAX);
 `hoist_consts` turns such constants into leading inputs for higher-order primitives.
 
+Equation results nobody reads print as `_` (DropVar) only in the outermost trace, the jaxpr
+`make_jaxpr` returns: JAX keeps the names in nested jaxprs (scan/while/cond bodies, reduce
+computations, custom_jvp and jit bodies).
+
     make_jaxpr(f, static_argnums=())(*example_args) -> ClosedJaxpr
     trace_to_jaxpr(f, in_avals) -> (ClosedJaxpr, out_treedef)    # used by transforms
 """
@@ -268,17 +272,21 @@ class JaxprBuilder:
         self.eqns.append(Eqn(primitive, atoms, outvars, params))
         return [Tracer(self, v) for v in outvars]
 
-    def build(self, outs: Sequence[Any]) -> ClosedJaxpr:
+    def build(self, outs: Sequence[Any], *, drop_unread: bool) -> ClosedJaxpr:
+        """The jaxpr returning `outs`, without the constvars nobody reads; with `drop_unread`, the
+        equation results nobody reads become `_`."""
         out_atoms = [self.atom(x) for x in outs]
-        constvars, consts = _drop_unused_vars(self.constvars, self.consts, self.eqns, out_atoms)
+        constvars, consts = _drop_unused_vars(self.constvars, self.consts, self.eqns, out_atoms, drop_unread)
         return ClosedJaxpr(Jaxpr(constvars, list(self.invars), out_atoms, self.eqns), consts)
 
 
-def _drop_unused_vars(constvars, consts, eqns, outvars):
-    """Unread equation results become `_` and unread constvars go, as in JAX's `to_jaxpr`."""
+def _drop_unused_vars(constvars, consts, eqns, outvars, drop_unread: bool):
+    """Unread constvars go and, with `drop_unread`, unread equation results become `_`, as in JAX's
+    `_drop_unused_vars`."""
     used = {id(a) for a in outvars if isinstance(a, Var)}
     for eqn in reversed(eqns):
-        eqn.outvars = [v if id(v) in used else DropVar(v.aval) for v in eqn.outvars]
+        if drop_unread:
+            eqn.outvars = [v if id(v) in used else DropVar(v.aval) for v in eqn.outvars]
         used.update(id(a) for a in eqn.invars if isinstance(a, Var))
     kept = [(v, c) for v, c in zip(constvars, consts, strict=True) if id(v) in used]
     return [v for v, _ in kept], [c for _, c in kept]
@@ -351,14 +359,18 @@ def is_tracer(x: Any) -> bool:
 # --- tracing whole functions -------------------------------------------------------------------
 
 def trace_flat(fun: Callable[..., Any], in_avals: Sequence[ShapedArray]) -> tuple[ClosedJaxpr, TreeDef]:
-    """Trace `fun(*tracers)` (one tracer per aval); returns the jaxpr and the output pytree structure."""
+    """Trace `fun(*tracers)` (one tracer per aval); returns the jaxpr and the output pytree structure.
+
+    Inside another trace (a body of a higher-order primitive) unread results keep their names;
+    the outermost trace prints them as `_`, as JAX's `make_jaxpr` does."""
+    outermost = not _TRACE_STACK
     builder = JaxprBuilder()
     _TRACE_STACK.append(builder)
     try:
         args = [builder.new_arg(a) for a in in_avals]
         out = fun(*args)
         leaves, out_tree = tree_flatten(out)
-        closed = builder.build(leaves)
+        closed = builder.build(leaves, drop_unread=outermost)
     finally:
         _TRACE_STACK.pop()
     return closed, out_tree

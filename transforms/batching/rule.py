@@ -141,11 +141,17 @@ class VmapBook:
     def rules(self) -> list[Rule]:
         return [r for e in self.entries for r in e.rules]
 
-    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = (),
+    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = (), results: int = 1,
                     prepare: Callable[[Site, int], str | None] | None = None) -> None:
         """The op applied as it was to the prepared operands (see the module docstring); one rule per
-        operand count (`arities`, default the primitive's). `prepare(site, i)` names operand i's
-        preparation (a `PREPARE` entry) or None, for ops that do not broadcast size-1 axes."""
+        operand count (`arities`, named by the count when several; default the primitive's typed-term
+        arity, which a multi-result primitive lacks: it names its count) and per result (`results` > 1:
+        result j of the op). `prepare(site, i)` names operand i's preparation (a `PREPARE` entry) or
+        None, for ops that do not broadcast size-1 axes."""
+        def same(*xs):
+            *operands, op = xs
+            return op(*operands) if results == 1 else [op.result(j, *operands) for j in range(results)]
+
         for prim in prims:
             counts = arities or (SPECS[prim].arity,)
             self._policy(prim, "elementwise")
@@ -154,9 +160,8 @@ class VmapBook:
             same_op = Aux(f"op:{prim}", lambda e: (e.params,))
             rules = []
             for n in counts:
-                rules += self._rules(prim, "*", n, 1, same_op, lambda *xs: xs[-1](*xs[:-1]), math,
-                                     f"-{n}" if arities else "")
-            self._enter(VmapRule(prim, "*", 1, same_op, tuple(rules)))
+                rules += self._rules(prim, "*", n, results, same_op, same, math, f"-{n}" if len(counts) > 1 else "")
+            self._enter(VmapRule(prim, "*", results, same_op, tuple(rules)))
 
     def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, aux: Aux | None = None,
               results: int = 1, materialize: bool = False, arities: Sequence[int] = ()) -> None:

@@ -27,25 +27,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import cache
 
 from egglog import String, Vec, eq, i64, var
 
 from ir import dtypes, lax
-from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from ir.tracing import trace_flat
 from rewrites.terms import Arr, T, apply, args_list, call, get
 from transforms.ad.rule import ADBook, Aux, require, zeros_like
+from transforms.ad.rules.indexing_params import (
+    FILL_OR_DROP,
+    PROMISE,
+    gather_dn,
+    gather_params,
+    scatter_add_params,
+    scatter_dn,
+)
 
 A = ADBook("indexing")
 # Operand ranks of dynamic_slice / dynamic_update_slice and operand counts of sort with rules (one rule per
 # count and slot: each costs every derivative program some matching time, so common counts only).
 RANKS = range(1, 5)
 SORT_OPERANDS = range(1, 5)
-PROMISE = lax.GatherScatterMode.PROMISE_IN_BOUNDS
-FILL_OR_DROP = lax.GatherScatterMode.FILL_OR_DROP
 EMPTY = Vec[i64].empty()
 
 
@@ -92,41 +95,6 @@ def _fill_zero(mode) -> int | None:
     return 0 if mode == FILL_OR_DROP else None
 
 
-def _gather_params(dn, slice_sizes, mode=PROMISE, fill_value=None, unique=False, is_sorted=False) -> dict:
-    """`lax.gather`'s params (its defaults: mode PROMISE_IN_BOUNDS, not unique, not sorted)."""
-    return {"dimension_numbers": dn, "fill_value": fill_value, "indices_are_sorted": bool(is_sorted),
-            "mode": mode, "slice_sizes": tuple(int(s) for s in slice_sizes), "unique_indices": bool(unique)}
-
-
-@cache
-def _add_jaxpr(dt):
-    return trace_flat(lax.add, [ShapedArray((), dt)] * 2)[0]
-
-
-def _scatter_add_params(dn, dt, mode=FILL_OR_DROP, unique=False, is_sorted=False) -> dict:
-    """`lax.scatter_add`'s params (its defaults: mode FILL_OR_DROP, not unique, not sorted)."""
-    return {"dimension_numbers": dn, "indices_are_sorted": bool(is_sorted), "mode": mode,
-            "unique_indices": bool(unique), "update_consts": (), "update_jaxpr": _add_jaxpr(dt)}
-
-
-def _scatter_dn(dn):
-    """The scatter that writes back what a gather with `dn` reads (`_gather_transpose_rule`)."""
-    return lax.ScatterDimensionNumbers(
-        update_window_dims=as_ints(dn.offset_dims), inserted_window_dims=as_ints(dn.collapsed_slice_dims),
-        scatter_dims_to_operand_dims=as_ints(dn.start_index_map),
-        operand_batching_dims=as_ints(dn.get("operand_batching_dims", ())),
-        scatter_indices_batching_dims=as_ints(dn.get("start_indices_batching_dims", ())))
-
-
-def _gather_dn(dn):
-    """The gather that reads back what a scatter with `dn` writes (the scatter transposes)."""
-    return lax.GatherDimensionNumbers(
-        offset_dims=as_ints(dn.update_window_dims), collapsed_slice_dims=as_ints(dn.inserted_window_dims),
-        start_index_map=as_ints(dn.scatter_dims_to_operand_dims),
-        operand_batching_dims=as_ints(dn.get("operand_batching_dims", ())),
-        start_indices_batching_dims=as_ints(dn.get("scatter_indices_batching_dims", ())))
-
-
 def _window_sizes(dn, rank: int, updates_shape) -> tuple[int, ...]:
     """The slice sizes of that gather: 1 on inserted and batching axes, else the update window's size."""
     window = iter(as_ints(dn.update_window_dims))
@@ -140,16 +108,16 @@ def _read_updates(p, ins, fill=True) -> dict:
     dn = p["dimension_numbers"]
     sizes = _window_sizes(dn, ins[0].ndim, ins[2].shape)
     if fill:
-        return _gather_params(_gather_dn(dn), sizes, p["mode"], _fill_zero(p["mode"]))
-    return _gather_params(_gather_dn(dn), sizes)
+        return gather_params(gather_dn(dn), sizes, p["mode"], _fill_zero(p["mode"]))
+    return gather_params(gather_dn(dn), sizes)
 
 
 # --- gather -----------------------------------------------------------------------------------------
 
 
 def _gather_transpose(p, ins, outs):
-    return (_scatter_add_params(_scatter_dn(p["dimension_numbers"]), ins[0].dtype, p["mode"],
-                                p["unique_indices"], p["indices_are_sorted"]),)
+    return (scatter_add_params(scatter_dn(p["dimension_numbers"]), ins[0].dtype, p["mode"],
+                               p["unique_indices"], p["indices_are_sorted"]),)
 
 
 A.jvp("gather", 0, lambda g, x, idx, ans, params: apply("gather", params, args_list([g, idx])),
@@ -238,8 +206,8 @@ def _scatter_values(p, ins, outs):
     count = math.prod(ids_shape)
     id_dtype = dtypes.uint64 if count > 2 ** 32 - 1 else dtypes.uint32  # int_dtype_for_dim(signed=False)
     iota = {"dimension": 0, "dtype": id_dtype, "shape": (count,), "sharding": None}
-    kept = _scatter_add_params(p["dimension_numbers"], x.dtype, p["mode"], p["unique_indices"],
-                               p["indices_are_sorted"])
+    kept = scatter_add_params(p["dimension_numbers"], x.dtype, p["mode"], p["unique_indices"],
+                              p["indices_are_sorted"])
     return (int(bool(p["unique_indices"])), iota, ids_shape, u.shape, x.shape, id_dtype.name,
             _read_updates(p, ins, fill=False), kept, _read_updates(p, ins))
 
@@ -306,8 +274,8 @@ def _scatter_mul_updates(p, ins, outs):
     if not p["unique_indices"]:
         raise UnsupportedPrimitive("scatter-mul", "derivative for the updates without unique_indices=True "
                                    "(JAX has none)", "transforms/ad/rules/indexing.py")
-    return (_scatter_add_params(p["dimension_numbers"], ins[0].dtype, p["mode"], p["unique_indices"],
-                                p["indices_are_sorted"]), _read_updates(p, ins))
+    return (scatter_add_params(p["dimension_numbers"], ins[0].dtype, p["mode"], p["unique_indices"],
+                               p["indices_are_sorted"]), _read_updates(p, ins))
 
 
 _MUL_UPDATES = Aux("extra:scatter-add extra:gather", _scatter_mul_updates)
@@ -333,9 +301,9 @@ def _extremal_values(p, ins, outs):
     (scatter_add's defaults), the tangent's scatter-add (the op's mode), the updates' shape and dtype;
     for the transpose: the cotangent's gather (mode kept, fill 0) and the reading gather's transpose."""
     dn, x = p["dimension_numbers"], ins[0]
-    return (_read_updates(p, ins, fill=False), _scatter_add_params(dn, x.dtype),
-            _scatter_add_params(dn, x.dtype, p["mode"], p["unique_indices"], p["indices_are_sorted"]),
-            ins[2].shape, x.dtype.name, _read_updates(p, ins), _scatter_add_params(dn, x.dtype, PROMISE))
+    return (_read_updates(p, ins, fill=False), scatter_add_params(dn, x.dtype),
+            scatter_add_params(dn, x.dtype, p["mode"], p["unique_indices"], p["indices_are_sorted"]),
+            ins[2].shape, x.dtype.name, _read_updates(p, ins), scatter_add_params(dn, x.dtype, PROMISE))
 
 
 _EXTREMAL = Aux("extra:gather extra:scatter-add extra:scatter-add ints str extra:gather extra:scatter-add",
@@ -396,8 +364,8 @@ def _along_axis(shape, axis: int, dt) -> tuple:
     batch = tuple(d for d in range(rank) if d != axis)
     dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
                                     operand_batching_dims=batch, start_indices_batching_dims=batch)
-    return (_gather_params(dn, (1,) * rank), tuple(shape) + (1,),
-            _scatter_add_params(_scatter_dn(dn), dt, PROMISE))
+    return (gather_params(dn, (1,) * rank), tuple(shape) + (1,),
+            scatter_add_params(scatter_dn(dn), dt, PROMISE))
 
 
 _sort_count = _checked("sort", SORT_OPERANDS, lambda ins, outs: len(ins))

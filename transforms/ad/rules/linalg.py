@@ -28,11 +28,10 @@ from ir import dtypes, lax
 from rewrites.analyses.shapes import dimension_numbers
 from rewrites.terms import Arr, T, apply, args_list
 from transforms.ad.rule import ADBook, Aux, dtype, require
-from transforms.ad.rules.indexing import _gather_params, _scatter_add_params, _scatter_dn
+from transforms.ad.rules.indexing_params import PROMISE, gather_params, scatter_add_params, scatter_dn
 
 A = ADBook("linalg")
 EMPTY = Vec[i64].empty()
-PROMISE = lax.GatherScatterMode.PROMISE_IN_BOUNDS
 
 
 # --- entries: one aux per slot, one guarded rule per case ----------------------------------------------
@@ -184,8 +183,8 @@ def diagonal(batch: tuple[int, ...], k: int, dt) -> dict:
     dn = lax.GatherDimensionNumbers(offset_dims=tuple(range(b)), collapsed_slice_dims=(b, b + 1),
                                     start_index_map=(b, b + 1))
     return {"diag_iota": iota((k,), 0), "diag_idx_shape": (k, 2), "diag_idx_dims": (0,),
-            "diag_read": _gather_params(dn, (*batch, 1, 1)),
-            "diag_write": _scatter_add_params(_scatter_dn(dn), dt, PROMISE)}
+            "diag_read": gather_params(dn, (*batch, 1, 1)),
+            "diag_write": scatter_add_params(scatter_dn(dn), dt, PROMISE)}
 
 
 def rows(batch: tuple[int, ...], m: int, n: int, dt) -> dict:
@@ -193,14 +192,14 @@ def rows(batch: tuple[int, ...], m: int, n: int, dt) -> dict:
     b = len(batch)
     dn = lax.GatherDimensionNumbers(offset_dims=(b + 1,), collapsed_slice_dims=(b,), start_index_map=(b,),
                                     operand_batching_dims=tuple(range(b)), start_indices_batching_dims=tuple(range(b)))
-    return {"perm_shape": (*batch, m, 1), "rows_read": _gather_params(dn, (1,) * b + (1, n)),
-            "rows_write": _scatter_add_params(_scatter_dn(dn), dt, PROMISE)}
+    return {"perm_shape": (*batch, m, 1), "rows_read": gather_params(dn, (1,) * b + (1, n)),
+            "rows_write": scatter_add_params(scatter_dn(dn), dt, PROMISE)}
 
 
 def columns(m: int, n: int, dt) -> tuple[dict, dict]:
     """x[:, perm] for an m x n matrix (its gather and scatter-add params; indices of shape (n, 1))."""
     dn = lax.GatherDimensionNumbers(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,))
-    return _gather_params(dn, (m, 1)), _scatter_add_params(_scatter_dn(dn), dt, PROMISE)
+    return gather_params(dn, (m, 1)), scatter_add_params(scatter_dn(dn), dt, PROMISE)
 
 
 def solve(left: bool, lower: bool, transpose: bool = False, conjugate: bool = False, unit: bool = False) -> dict:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol, as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import Aux, Site, VmapBook, VmapRule, broadcasting_preparation
+from transforms.batching.rule import Aux, Site, VmapBook, broadcasting_preparation
 
 V = VmapBook("random")
 _WRAP = {"impl": Symbol("fry")}  # the only PRNG implementation eqjax holds (key<fry>, two words per key)
@@ -110,17 +110,12 @@ V.batch("random_gamma", "ub", lambda k, a, op, wrap, shape, dims: op(_key_broadc
 
 
 # --- threefry2x32: elementwise with two results ------------------------------------------------------------
-# VmapBook.elementwise makes one result; the same entry with results=2 reads `vmap_of` nodes tagged
-# ":out0"/":out1", each rewritten into its result of the op on the prepared operands.
+# The default operand preparation (it broadcasts like the arithmetic ops); the operand count is given as the
+# primitive has no typed term to take it from.
 
-_SAME_OP = Aux("op:threefry2x32", lambda e: (e.params,))
-_THREEFRY_MATH = ("threefry2x32(k1, k2, x1, x2)[b] = threefry2x32 of the slices: elementwise, the operands broadcast "
-                  "(an unbatched one gets a leading axis of 1, a batched scalar one (B, 1, ..., 1))")
-_threefry_rules = V._rules("threefry2x32", "*", 4, 2, _SAME_OP,
-                           lambda k1, k2, x1, x2, op: [op.result(j, k1, k2, x1, x2) for j in (0, 1)],
-                           _THREEFRY_MATH, "")
-V._policy("threefry2x32", "elementwise")
-V._enter(VmapRule("threefry2x32", "*", 2, _SAME_OP, tuple(_threefry_rules)))
+V.elementwise("threefry2x32", arities=(4,), results=2,
+              math="threefry2x32(k1, k2, x1, x2)[b] = threefry2x32 of the slices: elementwise, the operands "
+                   "broadcast (an unbatched one gets a leading axis of 1, a batched scalar one (B, 1, ..., 1))")
 
 
 # --- rng_bit_generator: JAX's rule, the first state draws for the whole batch -------------------------------
