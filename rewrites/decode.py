@@ -138,36 +138,72 @@ def _node_aval(node: ENode, in_avals: list, enc: Encoding, memo: dict):
 
 
 def decode(view: EGraphView, choice: dict[str, int], enc: Encoding,
-           avals: dict | None = None) -> ClosedJaxpr:
-    """The program made of the chosen node of each class reachable from the outputs."""
+           avals: dict | None = None, stats: dict | None = None) -> ClosedJaxpr:
+    """The program made of the chosen node of each class reachable from the outputs. `stats`, if given,
+    gets "hoisted": the equations emitted before a loop instead of in its body."""
     avals = class_avals(view, enc) if avals is None else avals
     [root] = view.roots
-    closed = _Scope(view, choice, enc, avals, [Var(a) for a in enc.in_avals], None).closed(args_classes(view, root))
+    program = _Scope(view, choice, enc, avals, [Var(a) for a in enc.in_avals], None, None, _BodyDeps(view, choice))
+    closed = program.closed(args_classes(view, root))
+    if stats is not None:
+        stats["hoisted"] = program.hoisted()
     typecheck(closed)
     return closed
 
 
 class _Scope:
     """One jaxpr being decoded: the program (leaves `inp`) or a body (leaves `barg(b, k)` of its id b).
-    Each scope emits its own equations: a class a body shares with the program (a constant subterm) is
-    computed inside the body, which must stay closed."""
+
+    A loop body (scan, while) captures what does not depend on its own leaves: such a class is emitted in
+    the enclosing scope, before the loop, and becomes a const input of the body (loop-invariant code
+    motion: the bodies close over their consts in the e-graph, `rewrites.encode.closed_over`). A cond
+    branch computes everything it uses itself: hoisting out of it would run work the taken branch does
+    not need."""
 
     def __init__(self, view: EGraphView, choice: dict[str, int], enc: Encoding, avals: dict, invars: list[Var],
-                 body: int | None):
+                 body: int | None, parent: _Scope | None, deps: _BodyDeps, captures: bool = False):
         self.view, self.choice, self.enc, self.avals, self.invars, self.body = view, choice, enc, avals, invars, body
+        self.parent, self.deps, self.captures = parent, deps, captures
         self.constvars: list[Var] = []
         self.consts: list[np.ndarray] = []
         self.eqns: list[Eqn] = []
         self.atoms: dict[str, object] = {}  # class -> Var | Literal (a list of Vars for a Tup class)
+        self.captured: list[tuple[Var, object]] = []  # (this body's const input, the enclosing scope's atom)
+        self.children: list[_Scope] = []
+        self.n_hoisted = 0
 
     def closed(self, outputs: list[str]) -> ClosedJaxpr:
         for out_cls in outputs:
-            _emit(self.view, self.choice, out_cls, self.atoms, self.build)
+            self.atom(out_cls)
         _drop_unused(self.eqns, [self.atoms[c] for c in outputs])
-        jaxpr = Jaxpr(self.constvars, self.invars, [self.atoms[c] for c in outputs], self.eqns)
+        invars = [v for v, _ in self.captured] + self.invars
+        jaxpr = Jaxpr(self.constvars, invars, [self.atoms[c] for c in outputs], self.eqns)
         return ClosedJaxpr(jaxpr, self.consts)
 
+    def hoisted(self) -> int:
+        """Equations this scope and the scopes it encloses emitted because a body captured their result."""
+        return self.n_hoisted + sum(child.hoisted() for child in self.children)
+
+    def atom(self, cls: str):
+        if cls not in self.atoms:
+            _emit(self.view, self.choice, cls, self.atoms, self.build, self.invariant)
+        return self.atoms[cls]
+
+    def invariant(self, cls: str) -> bool:
+        """Whether this body captures `cls` from the enclosing scope instead of computing it."""
+        return (self.captures and self.view.nodes[self.choice[cls]].op != "scalar"
+                and self.body not in self.deps.of(cls))
+
     def build(self, cls: str):
+        if self.invariant(cls):
+            before = len(self.parent.eqns)
+            outer = self.parent.atom(cls)
+            self.parent.n_hoisted += len(self.parent.eqns) - before
+            if isinstance(outer, Literal):
+                return outer
+            inner = Var(outer.aval)
+            self.captured.append((inner, outer))
+            return inner
         view, enc = self.view, self.enc
         node = view.nodes[self.choice[cls]]
         if node.op == "inp":
@@ -195,7 +231,9 @@ class _Scope:
         prim = node_primitive(node)
         params = node_params(node, in_avals, enc)
         if node.op == "hcall":
-            params = enc.higher[node.payload[1]].params(params, [self.body_jaxpr(c) for c in body_classes(view, node)])
+            scopes = [self.body_scope(c, prim != "cond") for c in body_classes(view, node)]
+            params = enc.higher[node.payload[1]].params(params, [closed for closed, _ in scopes])
+            operands, params = _with_captured(prim, params, operands, [outer for _, outer in scopes])
         if node.op in ("call", "hcall"):
             outs = [Var(a) for a in self.avals[cls]]
             self.eqns.append(Eqn(prim, operands, list(outs), params))
@@ -206,11 +244,66 @@ class _Scope:
         self.eqns.append(Eqn(prim, operands, [out], params))
         return out
 
-    def body_jaxpr(self, body_cls: str) -> ClosedJaxpr:
+    def body_scope(self, body_cls: str, captures: bool) -> tuple[ClosedJaxpr, list]:
+        """A body's jaxpr (captured consts first) and the enclosing scope's atoms it captured."""
         node = self.view.nodes[self.choice[body_cls]]
         [b] = node.payload
-        scope = _Scope(self.view, self.choice, self.enc, self.avals, [Var(a) for a in self.enc.body_avals[b]], b)
-        return scope.closed(args_classes(self.view, node.children[0]))
+        scope = _Scope(self.view, self.choice, self.enc, self.avals, [Var(a) for a in self.enc.body_avals[b]], b,
+                       self, self.deps, captures)
+        closed = scope.closed(args_classes(self.view, node.children[0]))
+        self.children.append(scope)
+        return closed, [outer for _, outer in scope.captured]
+
+
+def _with_captured(prim: str, params: dict, operands: list, captured: list[list]) -> tuple[list, dict]:
+    """A control-flow equation's operands and params with each body's captured consts leading its consts."""
+    if prim == "scan":  # `linear` marks operands for JAX's transposition, which a decoded scan has no use for
+        [caps] = captured
+        operands = caps + operands
+        linear = {"linear": (False,) * len(operands)} if "linear" in params else {}
+        return operands, {**params, "num_consts": params["num_consts"] + len(caps), **linear}
+    if prim == "while":
+        cond_caps, body_caps = captured
+        ck = params["cond_nconsts"]
+        counts = {"cond_nconsts": ck + len(cond_caps), "body_nconsts": params["body_nconsts"] + len(body_caps)}
+        return cond_caps + operands[:ck] + body_caps + operands[ck:], {**params, **counts}
+    return operands, params
+
+
+class _BodyDeps:
+    """Which bodies' leaves each class reaches through the chosen nodes (a body node's own leaves excluded)."""
+
+    def __init__(self, view: EGraphView, choice: dict[str, int]):
+        self.view, self.choice = view, choice
+        self.memo: dict[str, frozenset[int]] = {}
+
+    def children(self, cls: str) -> list[str]:
+        node = self.view.nodes[self.choice[cls]]
+        if node.op == "body":
+            return args_classes(self.view, node.children[0])
+        if node.op == "hcall":
+            return operand_classes(self.view, node) + body_classes(self.view, node)
+        return _dependencies(self.view, node)
+
+    def of(self, start: str) -> frozenset[int]:
+        stack = [(start, False)]
+        while stack:
+            cls, expanded = stack.pop()
+            if cls in self.memo:
+                continue
+            children = self.children(cls)
+            if not expanded:
+                stack.append((cls, True))
+                stack.extend((c, False) for c in children if c not in self.memo)
+                continue
+            node = self.view.nodes[self.choice[cls]]
+            deps = frozenset().union(*(self.memo[c] for c in children))
+            if node.op == "barg":
+                deps = frozenset({node.payload[0]})
+            elif node.op == "body":
+                deps = deps - {node.payload[0]}
+            self.memo[cls] = deps
+        return self.memo[start]
 
 
 def body_classes(view: EGraphView, hcall: ENode) -> list[str]:
@@ -218,14 +311,15 @@ def body_classes(view: EGraphView, hcall: ENode) -> list[str]:
     return args_classes(view, hcall.children[1], nil="bnil")
 
 
-def _emit(view: EGraphView, choice: dict[str, int], start: str, atoms: dict, build) -> None:
-    """Post-order over the chosen nodes from `start` (iterative: programs can be thousands deep)."""
+def _emit(view: EGraphView, choice: dict[str, int], start: str, atoms: dict, build, leaf) -> None:
+    """Post-order over the chosen nodes from `start` (iterative: programs can be thousands deep); classes
+    for which `leaf(cls)` holds are built without their operands."""
     stack = [(start, False)]
     while stack:
         cls, expanded = stack.pop()
         if cls in atoms:
             continue
-        if expanded:
+        if expanded or leaf(cls):
             atoms[cls] = build(cls)
             continue
         stack.append((cls, True))

@@ -61,6 +61,32 @@ _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
 BODY_PARAMS = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr"), "cond": ("branches",)}
 
 
+def closed_over(prim: str, params: dict) -> list[range]:
+    """Per body of a control-flow equation, the leading operands it closes over instead of taking them as
+    inputs: scan's consts, while's cond and body consts. In the e-graph such a body is a term over those
+    operands' own terms, so a loop-invariant subterm is the same e-class as it would be outside the loop
+    (hash-consing), and decoding computes it once, before the loop (loop-invariant code motion).
+    cond's branches take every operand as an input: hoisting out of a branch would run work the taken
+    branch does not need."""
+    if prim == "scan":
+        return [range(params["num_consts"])]
+    if prim == "while":
+        ck, bk = params["cond_nconsts"], params["body_nconsts"]
+        return [range(ck), range(ck, ck + bk)]
+    return []
+
+
+def without_closed_over(prim: str, params: dict, operands: list) -> tuple[dict, list]:
+    """The params and operands of a control-flow node whose bodies close over their consts (`closed_over`)."""
+    dropped = {j for r in closed_over(prim, params) for j in r}
+    kept = [x for j, x in enumerate(operands) if j not in dropped]
+    if prim == "scan":
+        return {**params, "num_consts": 0}, kept
+    if prim == "while":
+        return {**params, "cond_nconsts": 0, "body_nconsts": 0}, kept
+    return params, kept
+
+
 def _body_count(value) -> int | None:
     if value is None or isinstance(value, (ClosedJaxpr, Jaxpr)):
         return None
@@ -182,7 +208,10 @@ class Term:
 
     @classmethod
     def of(cls, egg: eb.Call) -> Term:
-        """The Term of an egglog-level leaf or alias (`inp`, `const`, `ref`, `barg`)."""
+        """The Term of an egglog-level leaf or alias (`inp`, `const`, `scalar`, `ref`, `barg`)."""
+        if egg.name == "scalar":
+            value, dtype = egg.args
+            return cls("scalar", (float(value.value.value), dtype.value.value))
         if egg.name not in ("inp", "const", "ref", "barg"):
             raise ValueError(f"{egg.name} is not a leaf or an alias")
         return cls(egg.name, tuple(int(a.value.value) for a in egg.args))
@@ -311,9 +340,12 @@ def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
     for name in BODY_PARAMS[eqn.primitive]:
         value = eqn.params[name]
         bodies += [value] if isinstance(value, (ClosedJaxpr, Jaxpr)) else list(value)
-    terms = [_body(body, loader) for body in bodies]
-    key = loader.enc.hcall_key(eqn.primitive, eqn.params, [v.aval for v in eqn.outvars])
-    return hcall_term(eqn.primitive, key, [t.egg for t in operands], terms)
+    closures = closed_over(eqn.primitive, eqn.params)
+    terms = [_body(body, loader, [operands[j] for j in closures[i]] if i < len(closures) else [])
+             for i, body in enumerate(bodies)]
+    params, kept = without_closed_over(eqn.primitive, eqn.params, operands)
+    key = loader.enc.hcall_key(eqn.primitive, params, [v.aval for v in eqn.outvars])
+    return hcall_term(eqn.primitive, key, [t.egg for t in kept], terms)
 
 
 def hcall_term(prim: str, key: str, operands: list[eb.Call], bodies: list[eb.Call]) -> eb.Call:
@@ -349,10 +381,11 @@ def encode_jaxpr(closed: ClosedJaxpr, inputs: list[Term], loader: Loader, env: d
     return [_atom(x, env, enc) for x in closed.jaxpr.outvars]
 
 
-def _body(body: ClosedJaxpr | Jaxpr, loader: Loader) -> eb.Call:
+def _body(body: ClosedJaxpr | Jaxpr, loader: Loader, closure: list[Term]) -> eb.Call:
+    """A body term: its leading inputs are the `closure` terms, the others its own leaves."""
     closed = body if isinstance(body, ClosedJaxpr) else ClosedJaxpr(body, [])
-    b, inputs = new_body(loader, [v.aval for v in closed.jaxpr.invars])
-    return body_term(b, [t.egg for t in encode_jaxpr(closed, inputs, loader)])
+    b, inputs = new_body(loader, [v.aval for v in closed.jaxpr.invars[len(closure):]])
+    return body_term(b, [t.egg for t in encode_jaxpr(closed, closure + inputs, loader)])
 
 
 def egg_args(operands: list[eb.Call]) -> eb.Call:

@@ -23,6 +23,7 @@ from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
 from rewrites.encode import BODY_PARAMS, INLINED, encode
 from rewrites.extract import extract
+from rewrites.loops import loop_weights, prune_loops
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
 from rewrites.serialize import ROOT_LET, view_of
@@ -72,6 +73,8 @@ class Report:
     eqns_before: int = 0
     eqns_after: int = 0
     prelude_enodes: int = 0  # rows in the e-graph once the prelude rules are saturated (0: no prelude)
+    loops_hoisted: int = 0  # equations decoding moved out of loop bodies (loop-invariant code motion)
+    loops_pruned: int = 0  # control-flow outputs dropped because nothing reads them (rewrites/loops.py)
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
@@ -83,6 +86,9 @@ class Report:
             "seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in self.seconds.items()),
             f"rules fired ({len(fired)} of {len(self.rules)}): " + (", ".join(f"{n} ×{c}" for n, c in fired) or "none"),
         ]
+        if self.loops_hoisted or self.loops_pruned:
+            lines.append(f"loops: {self.loops_hoisted} equations hoisted out of bodies, "
+                         f"{self.loops_pruned} dead outputs dropped")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
@@ -259,7 +265,9 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     report.seconds["extract"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    optimized = decode(view, result.choice, enc, avals)
+    stats: dict[str, int] = {}
+    optimized, report.loops_pruned = prune_loops(decode(view, result.choice, enc, avals, stats))
+    report.loops_hoisted = stats.get("hoisted", 0)
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
     report.cost_after = jaxpr_cost(model, optimized)
@@ -267,9 +275,12 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
 
 def node_costs(view, avals: dict, enc, model) -> list[float]:
-    """The cost of every node of `view` under `model` (leaves and unreachable nodes cost 0)."""
+    """The cost of every node of `view` under `model` (leaves and unreachable nodes cost 0), times how
+    often it runs inside loops (`rewrites.loops.loop_weights`)."""
     memo: dict = {}
-    return [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
+    costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
+    weights = loop_weights(view, enc)
+    return costs if weights is None else [c * w for c, w in zip(costs, weights, strict=True)]
 
 
 def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:

@@ -10,11 +10,24 @@ from collections.abc import Callable, Sequence
 from egglog import bindings as eb
 
 from ir.core import ShapedArray
-from rewrites.encode import Term, body_term, egg_args, egg_call, egg_int, egg_str, hcall_term, new_body
+from rewrites.encode import (
+    Term,
+    body_term,
+    closed_over,
+    egg_args,
+    egg_call,
+    egg_int,
+    egg_str,
+    hcall_term,
+    new_body,
+    without_closed_over,
+)
 
 
 class ControlNode:
-    """Builds one control-flow node: operands, bodies, result avals; binds its results."""
+    """Builds one control-flow node: operands, bodies, result avals; binds its results. Set the operands
+    before the bodies: a body's leading inputs that are consts are the operands' own terms
+    (`rewrites.encode.closed_over`), so the algebra and decoding see what is loop-invariant."""
 
     def __init__(self, builder, prim: str, params: dict):
         self.b, self.prim, self.params = builder, prim, params
@@ -23,14 +36,18 @@ class ControlNode:
         self.out_avals: list[ShapedArray] = []
 
     def body(self, in_avals: list[ShapedArray], fill: Callable[[list[Term]], list[eb.Call]]) -> None:
-        """A body over fresh inputs of `in_avals`; `fill(leaves)` returns its output terms."""
-        b, leaves = new_body(self.b.loader, in_avals)
-        self.bodies.append(body_term(b, fill(leaves)))
+        """A body over inputs of `in_avals`; `fill(leaves)` returns its output terms. The leaves are the
+        operands the body closes over, then fresh inputs."""
+        closures = closed_over(self.prim, self.params)
+        closure = [Term.of(self.operands[j]) for j in closures[len(self.bodies)]] if closures else []
+        b, leaves = new_body(self.b.loader, in_avals[len(closure):])
+        self.bodies.append(body_term(b, fill(closure + leaves)))
 
     def results(self) -> list[eb.Call]:
         loader = self.b.loader
-        key = loader.enc.hcall_key(self.prim, self.params, self.out_avals)
-        tup = hcall_term(self.prim, key, self.operands, self.bodies)
+        params, operands = without_closed_over(self.prim, self.params, self.operands)
+        key = loader.enc.hcall_key(self.prim, params, self.out_avals)
+        tup = hcall_term(self.prim, key, operands, self.bodies)
         return [self.b.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(self.out_avals)]
 
 
