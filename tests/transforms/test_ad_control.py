@@ -128,8 +128,8 @@ JIT_IN_SCAN = """{ lambda ; a:f64[] b:f64[3]. let
 
 def test_a_call_inside_a_loop_body_is_differentiated_and_batched():
     """AD and batching walk loop bodies equation by equation: the calls inside are inlined there too."""
-    from ir.text import parse_jaxpr
     from eval.interpreter import eval_jaxpr
+    from ir.text import parse_jaxpr
     from tests.transforms.ad_helpers import check_transpose
     from tests.transforms.vmap_helpers import assert_same, batched_program
     from transforms.batching.verify import Config, loop_reference
