@@ -60,8 +60,10 @@ def scoped() -> Iterator[None]:
     try:
         yield
     finally:
-        _JVP.clear(), _JVP.update(saved_jvp)
-        _VJP.clear(), _VJP.update(saved_vjp)
+        _JVP.clear()
+        _JVP.update(saved_jvp)
+        _VJP.clear()
+        _VJP.update(saved_vjp)
 
 
 def registered() -> list[tuple[str, str]]:

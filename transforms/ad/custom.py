@@ -28,7 +28,7 @@ def has_rules(eqn: Eqn, mode: str) -> bool:
     return mode == "vjp" and eqn.primitive in _VJP_CALLS and custom_rules.vjp_rules(eqn) is not None
 
 
-def _split(builder, eqn: Eqn, flags: list) -> list:
+def _split(eqn: Eqn, flags: list) -> list:
     """The operands after the call's consts, refusing a derivative that would flow into a const."""
     k = eqn.params.get("num_consts", 0)
     if any(flags[:k]):
@@ -49,7 +49,7 @@ def _terms(builder, atoms) -> list[Term]:
 def custom_jvp_jvp(builder, eqn: Eqn, tans: list) -> list:
     from transforms.ad.build import differentiable
 
-    primals = _split(builder, eqn, [t is not None for t in tans])
+    primals = _split(eqn, [t is not None for t in tans])
     k = len(eqn.invars) - len(primals)
     dots = [Term.of(t) if t is not None else _zero(builder, x.aval) for x, t in zip(primals, tans[k:], strict=True)]
     outs, _ = inline_body(builder, custom_rules.jvp_program(eqn), _terms(builder, primals) + dots)
@@ -58,7 +58,7 @@ def custom_jvp_jvp(builder, eqn: Eqn, tans: list) -> list:
 
 
 def custom_jvp_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
-    primals = _split(builder, eqn, active)
+    primals = _split(eqn, active)
     k, n = len(eqn.invars) - len(primals), len(eqn.outvars)
     program = custom_rules.jvp_program(eqn)
     zeros = [_zero(builder, x.aval) for x in primals]
@@ -77,7 +77,7 @@ def custom_vjp_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
         raise UnsupportedPrimitive(eqn.primitive, f"reverse mode: its bwd {eqn.params.get('bwd')} is a Python "
                                    "function the text does not hold; register it with ir.custom_rules.defvjp",
                                    "ir/custom_rules.py")
-    primals = _split(builder, eqn, active)
+    primals = _split(eqn, active)
     k, n = len(eqn.invars) - len(primals), len(eqn.outvars)
     fwd, residual_tree = custom_rules.fwd_program(eqn)
     outs, _ = inline_body(builder, fwd, _terms(builder, primals))
