@@ -116,6 +116,32 @@ class Prepared:
     by_decl: dict
     prelude_rules: list[Rule] = field(default_factory=list)
     prelude: Any = None
+    commands: dict = field(default_factory=dict)  # schedule key -> its egglog command
+    by_egg_name: dict[str, str] = field(default_factory=dict)  # egglog's rule name -> the rule's name
+
+    def run(self, key: tuple, schedule: Callable[[], Any]) -> tuple[bool, dict[str, int]]:
+        """Run the schedule `schedule()` builds (built once per `key`): whether the e-graph changed, and the
+        matches of each of our rules.
+
+        egglog's `EGraph.run` converts the schedule to a command at every call, hashing every rule's
+        declaration deeply to see whether it is registered; with ~250 rules that cost more than the run
+        itself on small programs (EGGLOG-NOTES.md). The command is built once here and replayed through
+        the same private entry points `EGraph.run` uses (egglog is pinned in pyproject.toml)."""
+        command = self.commands.get(key)
+        if command is None:
+            built = schedule()
+            self.egraph._add_decls(built)
+            command = self.commands[key] = self.egraph._state.run_schedule_to_egg(built.schedule)
+        (output,) = self.egraph._run_program(command)
+        if not self.by_egg_name:
+            self.by_egg_name = {name: self.by_decl[decl] for name, decl in
+                                self.egraph._state.rule_name_to_command_decl.items() if decl in self.by_decl}
+        matches: dict[str, int] = {}
+        for egg_name, count in output.report.num_matches_per_rule.items():
+            name = self.by_egg_name.get(egg_name)
+            if name is not None:
+                matches[name] = matches.get(name, 0) + count
+        return output.report.updated, matches
 
 
 def prepared(rules: list[Rule], prelude: Sequence[Rule] = ()) -> Prepared:
@@ -159,13 +185,16 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
     explosive ones (assoc/comm), each under back-off with a match limit scaled to the program."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
-    one_iteration = (
-        run(prep.analysis).saturate()
-        + run(prep.ordinary, scheduler=back_off(
-            match_limit=limits.match_limit_base + limits.match_limit_per_eqn * n_eqns, ban_length=limits.ban_length))
-        + run(prep.explosive, scheduler=back_off(
-            match_limit=limits.explosive_match_limit_base + limits.explosive_match_limit_per_eqn * n_eqns,
-            ban_length=limits.ban_length)))
+    match_limit = limits.match_limit_base + limits.match_limit_per_eqn * n_eqns
+    explosive_limit = limits.explosive_match_limit_base + limits.explosive_match_limit_per_eqn * n_eqns
+
+    def iterations(n: int):
+        one_iteration = (
+            run(prep.analysis).saturate()
+            + run(prep.ordinary, scheduler=back_off(match_limit=match_limit, ban_length=limits.ban_length))
+            + run(prep.explosive, scheduler=back_off(match_limit=explosive_limit, ban_length=limits.ban_length)))
+        return one_iteration * n
+
     node_limit = limits.node_limit(n_eqns)
     start = time.perf_counter()
     report.stop_reason = "iterations"
@@ -174,14 +203,13 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
         # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
         n = min(chunk, limits.iterations - report.iterations)
-        step = egraph.run(one_iteration * n)
+        updated, matches = prep.run(("iterations", match_limit, explosive_limit, limits.ban_length, n),
+                                    lambda n=n: iterations(n))
         report.iterations += n
         chunk *= 2
-        for decl, matches in step.num_matches_per_rule.items():
-            name = prep.by_decl.get(decl)
-            if name is not None:
-                report.rule_matches[name] += matches
-        if not step.updated:
+        for name, count in matches.items():
+            report.rule_matches[name] += count
+        if not updated:
             report.stop_reason = "saturated"
             break
         if sum(k for _, k in egraph.all_function_sizes()) > node_limit:
@@ -190,7 +218,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
         if time.perf_counter() - start > limits.seconds:
             report.stop_reason = "seconds"
             break
-    egraph.run(run(prep.analysis).saturate())
+    prep.run(("analysis",), lambda: run(prep.analysis).saturate())
 
 
 def run_prelude(prep: Prepared, report: Report) -> None:
@@ -200,11 +228,10 @@ def run_prelude(prep: Prepared, report: Report) -> None:
     algebra lets algebra rebuild the terms they expand, which need not terminate (EGGLOG-NOTES.md)."""
     for r in prep.prelude_rules:
         report.rule_matches.setdefault(r.name, 0)
-    step = prep.egraph.run((run(prep.analysis).saturate() + run(prep.prelude)).saturate())
-    for decl, matches in step.num_matches_per_rule.items():
-        name = prep.by_decl.get(decl)
-        if name is not None and name in report.rule_matches:
-            report.rule_matches[name] += matches
+    _, matches = prep.run(("prelude",), lambda: (run(prep.analysis).saturate() + run(prep.prelude)).saturate())
+    for name, count in matches.items():
+        if name in report.rule_matches:
+            report.rule_matches[name] += count
     report.prelude_enodes = sum(k for _, k in prep.egraph.all_function_sizes())
 
 
