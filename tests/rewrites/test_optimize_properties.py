@@ -27,10 +27,10 @@ from ir.strategies import Program, programs
 from ir.typecheck import typecheck
 from rewrites.engine import optimize
 
-# One optimize call on these programs takes about 0.2-0.4 s (up to ~2 s for the largest), so the
-# profile's 100 examples per property would take over two minutes for this file. Each property runs
-# a fraction of the profile's budget (60 in `ci`, 3000 in `nightly`), about 80 s in all in `ci`.
-OPTIMIZE = settings(max_examples=max(10, 3 * settings.default.max_examples // 5))
+# One optimize call on these programs takes about 0.1-0.3 s (up to ~2 s for the largest), so the
+# profile's 100 examples per property would take over a minute for this file. Each property runs
+# a fraction of the profile's budget (40 in `ci`, 2000 in `nightly`), about 30 s in all in `ci`.
+OPTIMIZE = settings(max_examples=max(10, 2 * settings.default.max_examples // 5))
 DETERMINISM = settings(max_examples=max(5, settings.default.max_examples // 5))
 
 # Tolerances for `default` and `fast`: real rules (reassociation, exp/log identities, ...) change the

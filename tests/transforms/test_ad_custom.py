@@ -34,12 +34,13 @@ def test_the_fixtures_pass_with_their_rules_registered():
     runpy.run_path(str(CUSTOM_RULES))
     ids = {"program/custom_vjp", "program/newton_sqrt_while", "custom_vjp/user_defined/f64[3,4]"}
     cases = [c for c in load_fixtures([ORACLE], ["control_flow", "programs"]) if c.id in ids]
-    checks = ["out", "jvp", "vjp", "vmap", "grad", "hessian", "vmap_grad", "grad_grad"]
+    # the checks the text alone cannot pass (tests/transforms/test_known_gaps.py); the others run in the
+    # family tests
+    checks = ["vjp", "grad", "hessian", "vmap_grad", "grad_grad"]
     outcomes = run_conformance(cases, checks)
     assert {o.case for o in outcomes} == ids
-    # jvp of a custom_vjp function is JAX's own gap: custom_vjp/user_defined has no jvp check
     assert all(o.status == "passed" for o in outcomes), [o for o in outcomes if o.status != "passed"]
-    assert len(outcomes) >= 15
+    assert len(outcomes) == 10
 
 
 def _odd_rule_function():
