@@ -11,10 +11,8 @@ extractor prefers the one whose work is invariant: `h * w * 3` reassociated to `
 multiply per trip instead of two, and decoding hoists `w * 3`. A cond branch runs once: weight 1.
 
 `prune_loops`, dead loop outputs: a pass over the decoded program that drops what no one reads from
-control flow.
-
-Extraction keeps a `scan`/`while`/`cond` whole even when the program reads only some of its results;
-AD's forward scan, for one, still computes the primal ys and final carries a gradient never reads.
+control flow. Extraction keeps a `scan`/`while`/`cond` whole even when the program reads only some of
+its results; AD's forward scan, for one, would still compute the primal ys a gradient never reads.
 
     scan   a ys output nobody reads leaves the body; a carry leaves the loop when nobody reads its final
            value and no kept output depends on it (a fixpoint over the body); consts and xs the body no
