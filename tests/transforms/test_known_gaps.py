@@ -2,8 +2,8 @@
 check of every fixture passes (`eqjax conformance tests/oracle --check out,jvp,vjp,vmap,grad,hessian,
 vmap_grad,grad_grad --optimize`: 2,041 passed, 10 skipped, these). All ten name a custom rule that is a
 Python function; with the fixtures' rules registered (`--custom-rules tests/oracle_custom_rules.py`) they
-pass too (tests/transforms/test_ad_custom.py): 2,051 passed, 0 skipped. The per-family oracle tests assert their own skips are
-only these."""
+pass too (tests/transforms/test_ad_custom.py): 2,051 passed, 0 skipped. The per-family oracle tests
+assert their own skips are only these."""
 
 from __future__ import annotations
 
