@@ -231,7 +231,8 @@ class _Scope:
         prim = node_primitive(node)
         params = node_params(node, in_avals, enc)
         if node.op == "hcall":
-            scopes = [self.body_scope(c, prim != "cond") for c in body_classes(view, node)]
+            captures = prim != "cond" and enc.close_loops
+            scopes = [self.body_scope(c, captures) for c in body_classes(view, node)]
             params = enc.higher[node.payload[1]].params(params, [closed for closed, _ in scopes])
             operands, params = _with_captured(prim, params, operands, [outer for _, outer in scopes])
         if node.op in ("call", "hcall"):

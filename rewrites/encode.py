@@ -61,13 +61,15 @@ _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
 BODY_PARAMS = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr"), "cond": ("branches",)}
 
 
-def closed_over(prim: str, params: dict) -> list[range]:
+def closed_over(prim: str, params: dict, enc: Encoding) -> list[range]:
     """Per body of a control-flow equation, the leading operands it closes over instead of taking them as
     inputs: scan's consts, while's cond and body consts. In the e-graph such a body is a term over those
     operands' own terms, so a loop-invariant subterm is the same e-class as it would be outside the loop
     (hash-consing), and decoding computes it once, before the loop (loop-invariant code motion).
     cond's branches take every operand as an input: hoisting out of a branch would run work the taken
-    branch does not need."""
+    branch does not need. Nothing when the encoding does not close loops (`Encoding.close_loops`)."""
+    if not enc.close_loops:
+        return []
     if prim == "scan":
         return [range(params["num_consts"])]
     if prim == "while":
@@ -76,9 +78,11 @@ def closed_over(prim: str, params: dict) -> list[range]:
     return []
 
 
-def without_closed_over(prim: str, params: dict, operands: list) -> tuple[dict, list]:
+def without_closed_over(prim: str, params: dict, operands: list, enc: Encoding) -> tuple[dict, list]:
     """The params and operands of a control-flow node whose bodies close over their consts (`closed_over`)."""
-    dropped = {j for r in closed_over(prim, params) for j in r}
+    if not enc.close_loops:
+        return params, operands
+    dropped = {j for r in closed_over(prim, params, enc) for j in r}
     kept = [x for j, x in enumerate(operands) if j not in dropped]
     if prim == "scan":
         return {**params, "num_consts": 0}, kept
@@ -119,6 +123,7 @@ class Encoding:
     outputs: list[Arr] = field(default_factory=list)  # this program's outputs, as Python-level terms
     n_eqns: int = 0
     body_avals: list[tuple[ShapedArray, ...]] = field(default_factory=list)  # body id -> its input avals
+    close_loops: bool = True  # loop bodies close over their consts (`closed_over`); False: every input a leaf
     higher: dict[str, HigherOrder] = field(default_factory=dict)  # hcall extra key -> how to rebuild it
 
     def add_body(self, in_avals) -> int:
@@ -276,16 +281,17 @@ class Loader:
 
 
 def encode(closed: ClosedJaxpr, egraph: EGraph, enc: Encoding | None = None,
-           env: dict | None = None) -> Encoding:
+           env: dict | None = None, close_loops: bool = True) -> Encoding:
     """Add `closed` to `egraph`; returns the Encoding whose `outputs` are the program's output terms.
 
     Passing the Encoding of a program already in `egraph` adds a second program over the same inputs,
     sharing its constant and param tables (so leaves never collide). `env`, if given, is filled with
-    the term of every variable (`id(var)` -> `Term`), dropped results included."""
+    the term of every variable (`id(var)` -> `Term`), dropped results included. `close_loops`: see
+    `closed_over`."""
     jaxpr = closed.jaxpr
     declare_terms(egraph)
     if enc is None:
-        enc = Encoding([v.aval for v in jaxpr.invars])
+        enc = Encoding([v.aval for v in jaxpr.invars], close_loops=close_loops)
     elif [a.strip_weak() for a in enc.in_avals] != [v.aval.strip_weak() for v in jaxpr.invars]:
         raise ValueError("a program added to an encoding must take the same inputs")
     loader = Loader(egraph, enc)
@@ -340,10 +346,10 @@ def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
     for name in BODY_PARAMS[eqn.primitive]:
         value = eqn.params[name]
         bodies += [value] if isinstance(value, (ClosedJaxpr, Jaxpr)) else list(value)
-    closures = closed_over(eqn.primitive, eqn.params)
+    closures = closed_over(eqn.primitive, eqn.params, loader.enc)
     terms = [_body(body, loader, [operands[j] for j in closures[i]] if i < len(closures) else [])
              for i, body in enumerate(bodies)]
-    params, kept = without_closed_over(eqn.primitive, eqn.params, operands)
+    params, kept = without_closed_over(eqn.primitive, eqn.params, operands, loader.enc)
     key = loader.enc.hcall_key(eqn.primitive, params, [v.aval for v in eqn.outvars])
     return hcall_term(eqn.primitive, key, [t.egg for t in kept], terms)
 

@@ -243,12 +243,15 @@ Extend = Callable[[EGraph, Any, dict], list]
 
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
-             extend: Extend | None = None, baseline: ClosedJaxpr | None = None) -> tuple[ClosedJaxpr, Report]:
+             extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
+             loops: bool = True) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
 
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
     outputs, and expand its own nodes before the algebra runs (see `run_prelude`); `baseline` is the
-    program the report's "before" counts describe (default `closed`)."""
+    program the report's "before" counts describe (default `closed`). `loops=False` turns the loop-aware
+    parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
+    a body once, and dead loop outputs stay."""
     from rewrites.costs import get_cost_model, jaxpr_cost
 
     limits = limits or Limits()
@@ -262,7 +265,7 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
     with fresh_egraph(rule_list, prelude) as prep:
         env: dict = {}
-        enc = encode(closed, prep.egraph, env=env)
+        enc = encode(closed, prep.egraph, env=env, close_loops=loops)
         outputs = enc.outputs if extend is None else extend(prep.egraph, enc, env)
         prep.egraph.let(ROOT_LET.lstrip("$"), args_list(outputs))
         report.seconds["encode"] = time.perf_counter() - clock
@@ -294,7 +297,9 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
     clock = time.perf_counter()
     stats: dict[str, int] = {}
-    optimized, report.loops_pruned = prune_loops(decode(view, result.choice, enc, avals, stats))
+    optimized = decode(view, result.choice, enc, avals, stats)
+    if loops:
+        optimized, report.loops_pruned = prune_loops(optimized)
     report.loops_hoisted = stats.get("hoisted", 0)
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
@@ -307,7 +312,7 @@ def node_costs(view, avals: dict, enc, model) -> list[float]:
     often it runs inside loops (`rewrites.loops.loop_weights`)."""
     memo: dict = {}
     costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
-    weights = loop_weights(view, enc)
+    weights = loop_weights(view, enc) if enc.close_loops else None
     return costs if weights is None else [c * w for c, w in zip(costs, weights, strict=True)]
 
 

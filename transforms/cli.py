@@ -77,7 +77,7 @@ def cmd_optimize(args) -> int:
 
     closed = parse_jaxpr(_read_text(args.file))
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
-                                 limits=_limits(args))
+                                 limits=_limits(args), loops=args.loops)
     return _print_program(args, optimized, report)
 
 
@@ -97,7 +97,7 @@ def cmd_derivative(args) -> int:
     from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
 
     closed = parse_jaxpr(_read_text(args.file))
-    options = Options(args.rules, args.cost, args.extractor, _limits(args))
+    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops)
     floats = float_positions(closed.jaxpr.invars)
     if args.command == "grad":
         argnums = [int(a) for a in args.argnums.split(",")] if args.argnums else [0]
@@ -132,7 +132,7 @@ def cmd_vmap(args) -> int:
     from transforms.batching.programs import vmap_program
 
     closed = parse_jaxpr(_read_text(args.file))
-    options = Options(args.rules, args.cost, args.extractor, _limits(args))
+    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops)
     in_axes = _axes(args.in_axes, len(closed.jaxpr.invars), "--in-axes")
     out_axes = _axes(args.out_axes, len(closed.jaxpr.outvars), "--out-axes")
     program, report = vmap_program(closed, in_axes, out_axes, args.axis_size, options)
@@ -298,6 +298,8 @@ def _optimizer_args(o: argparse.ArgumentParser) -> None:
     o.add_argument("--node-limit", type=int, help="stop saturating past this many e-nodes")
     o.add_argument("--iter-limit", type=int, help="at most this many iterations")
     o.add_argument("--time-limit", type=float, help="seconds of saturation at most")
+    o.add_argument("--no-loop-rewrites", dest="loops", action="store_false",
+                   help="turn off loop-invariant hoisting, trip-count weights and dead loop outputs (comparison)")
     o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
 
 

@@ -38,14 +38,14 @@ class ControlNode:
     def body(self, in_avals: list[ShapedArray], fill: Callable[[list[Term]], list[eb.Call]]) -> None:
         """A body over inputs of `in_avals`; `fill(leaves)` returns its output terms. The leaves are the
         operands the body closes over, then fresh inputs."""
-        closures = closed_over(self.prim, self.params)
+        closures = closed_over(self.prim, self.params, self.b.enc)
         closure = [Term.of(self.operands[j]) for j in closures[len(self.bodies)]] if closures else []
         b, leaves = new_body(self.b.loader, in_avals[len(closure):])
         self.bodies.append(body_term(b, fill(closure + leaves)))
 
     def results(self) -> list[eb.Call]:
         loader = self.b.loader
-        params, operands = without_closed_over(self.prim, self.params, self.operands)
+        params, operands = without_closed_over(self.prim, self.params, self.operands, loader.enc)
         key = loader.enc.hcall_key(self.prim, params, self.out_avals)
         tup = hcall_term(self.prim, key, operands, self.bodies)
         return [self.b.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(self.out_avals)]

@@ -191,3 +191,15 @@ def test_extraction_prices_loop_work_by_trip_count():
     assert "mul" in _prims(out)
     assert report.cost_after < report.cost_before
     _assert_same_values(closed, out, args)
+
+
+def test_loops_false_turns_the_loop_aware_parts_off():
+    """The comparison a study of loop-aware extraction needs: the same program, bodies taking their consts
+    as inputs, no trip-count weights, dead loop outputs kept."""
+    closed = make_jaxpr(_rnn)(*RNN_ARGS)
+    off, report = optimize(closed, loops=False)
+    on, report_on = optimize(closed)
+    assert {"sin", "exp"} <= set(_body_prims(off))
+    assert report.loops_hoisted == report.loops_pruned == 0
+    assert report.cost_after > report_on.cost_after
+    _assert_same_values(off, on, RNN_ARGS)

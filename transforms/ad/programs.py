@@ -42,6 +42,7 @@ class Options:
     cost: str = "flops"
     extractor: str = "greedy_dag"
     limits: Limits | None = None
+    loops: bool = True  # the loop-aware parts of `optimize` (False: off, for comparison)
 
 
 DEFAULT_OPTIONS = Options()
@@ -58,7 +59,7 @@ def ad_rules() -> tuple[Rule, ...]:
 
 def _optimize(closed: ClosedJaxpr, extend, options: Options) -> tuple[ClosedJaxpr, Report]:
     return optimize(closed, rules=options.rules, cost=options.cost, extractor=options.extractor,
-                    limits=options.limits, prelude=ad_rules(), extend=extend)
+                    limits=options.limits, prelude=ad_rules(), extend=extend, loops=options.loops)
 
 
 class _Outputs:
