@@ -279,12 +279,7 @@ class _BodyDeps:
         self.memo: dict[str, frozenset[int]] = {}
 
     def children(self, cls: str) -> list[str]:
-        node = self.view.nodes[self.choice[cls]]
-        if node.op == "body":
-            return args_classes(self.view, node.children[0])
-        if node.op == "hcall":
-            return operand_classes(self.view, node) + body_classes(self.view, node)
-        return _dependencies(self.view, node)
+        return reached_classes(self.view, self.view.nodes[self.choice[cls]])
 
     def of(self, start: str) -> frozenset[int]:
         stack = [(start, False)]
@@ -305,6 +300,16 @@ class _BodyDeps:
                 deps = deps - {node.payload[0]}
             self.memo[cls] = deps
         return self.memo[start]
+
+
+def reached_classes(view: EGraphView, node: ENode) -> list[str]:
+    """The classes a node's value is computed from, through bodies too: an hcall's operands and Body
+    classes, a body's outputs (the cons lists walked through)."""
+    if node.op == "body":
+        return args_classes(view, node.children[0])
+    if node.op == "hcall":
+        return operand_classes(view, node) + body_classes(view, node)
+    return _dependencies(view, node)
 
 
 def body_classes(view: EGraphView, hcall: ENode) -> list[str]:

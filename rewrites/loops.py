@@ -34,7 +34,7 @@ WHILE_TRIPS = 2  # a while loop's trip count is unknown; any weight above 1 pref
 def loop_weights(view, enc) -> list[int] | None:
     """Per node of `view`, how many times it runs per run of its program (see the module docstring); None
     when the e-graph holds no loop."""
-    from rewrites.decode import _dependencies, args_classes, body_classes, operand_classes
+    from rewrites.decode import body_classes, reached_classes
 
     trips: dict[int, int] = {}
     for node in view.nodes:
@@ -45,14 +45,7 @@ def loop_weights(view, enc) -> list[int] | None:
     if not trips:
         return None
 
-    def children(node) -> list[str]:
-        if node.op == "body":
-            return args_classes(view, node.children[0])
-        if node.op == "hcall":
-            return operand_classes(view, node) + body_classes(view, node)
-        return _dependencies(view, node)
-
-    kids = [children(n) if n.op not in _LISTS else None for n in view.nodes]
+    kids = [reached_classes(view, n) if n.op not in _LISTS else None for n in view.nodes]
     inside = _necessary_bodies(view, kids)
     weights = []
     for i, node in enumerate(view.nodes):
