@@ -63,12 +63,11 @@ def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS,
     def inlined(eqn: Eqn) -> bool:
         return eqn.primitive in prims and not (keep is not None and keep(eqn))
 
-    def nested(eqn: Eqn) -> Eqn:
-        if not into_bodies:
-            return eqn
-        def inner(body: ClosedJaxpr) -> ClosedJaxpr:
-            return inline_calls(body, prims, bodies, keep, True)
-        return Eqn(eqn.primitive, eqn.invars, eqn.outvars, {k: _map_jaxprs(v, inner) for k, v in eqn.params.items()})
+    def inner(body: ClosedJaxpr) -> ClosedJaxpr:
+        return inline_calls(body, prims, bodies, keep, True)
+
+    def params_of(eqn: Eqn) -> dict:
+        return {k: _map_jaxprs(v, inner) for k, v in eqn.params.items()} if into_bodies else eqn.params
 
     if not _has_calls(closed.jaxpr, inlined, into_bodies):
         return closed
@@ -85,7 +84,7 @@ def inline_calls(closed: ClosedJaxpr, primitives: Iterable[str] = CALLS,
             if not inlined(eqn):
                 # A body can be called twice (one ClosedJaxpr object in two equations): fresh names.
                 outvars = [_fresh(v, env) for v in eqn.outvars] if inside else list(eqn.outvars)
-                eqns.append(Eqn(eqn.primitive, invars, outvars, nested(eqn).params))
+                eqns.append(Eqn(eqn.primitive, invars, outvars, params_of(eqn)))
                 continue
             body, invars = bodies(eqn, invars)
             for v, c in zip(body.jaxpr.constvars, body.consts, strict=True):
