@@ -43,8 +43,8 @@ def test_the_fixtures_pass_with_their_rules_registered():
     assert len(outcomes) == 10
 
 
-def _odd_rule_function():
-    """sin with a rule that is not its derivative: 2 cos(x) t. AD must follow the rule."""
+def _sin_with_rule(tangent):
+    """sin with the JVP rule (x, t) -> tangent(x, t)."""
     @custom_rules.custom_jvp
     def f(x):
         return jnp.sin(x)
@@ -52,8 +52,13 @@ def _odd_rule_function():
     @f.defjvp
     def f_jvp(primals, tangents):
         (x,), (t,) = primals, tangents
-        return f(x), 2.0 * jnp.cos(x) * t
+        return f(x), tangent(x, t)
     return f
+
+
+def _odd_rule_function():
+    """sin with a rule that is not its derivative: 2 cos(x) t. AD must follow the rule."""
+    return _sin_with_rule(lambda x, t: 2.0 * jnp.cos(x) * t)
 
 
 def test_forward_and_reverse_mode_follow_the_jvp_rule():
@@ -118,15 +123,7 @@ def test_a_custom_vjp_without_rules_names_its_bwd():
 
 
 def test_a_rule_of_the_wrong_shape_is_a_type_error():
-    @custom_rules.custom_jvp
-    def f(x):
-        return jnp.sin(x)
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        return f(x), jnp.sum(t)
-
+    f = _sin_with_rule(lambda x, t: jnp.sum(t))
     with pytest.raises(TypeError, match="tangent output 0 is f64\\[\\], expected f64\\[3\\]"):
         jvp(f, (np.ones(3),), (np.ones(3),))
 
