@@ -14,26 +14,10 @@ from ir import lax
 from ir.core import DropVar, Jaxpr, subjaxprs
 from ir.text import parse_jaxpr
 from ir.tracing import make_jaxpr
+from tests.ir.test_control_tracing import _multi_carry, _nested_scan
 from tests.oracle_paths import ORACLE
 
 CASES = {c.id: c for c in load_fixtures([ORACLE], families=("control_flow",))}
-
-
-def _nested_scan(a):
-    def row(c, r):
-        c, _ = lax.scan(lambda ci, x: (ci * x + 1.0, ci), c, r)  # the inner scan's ys are never read
-        return c, c * 2.0
-    return lax.scan(row, np.float64(0.0), a)
-
-
-def _multi_carry(a, b):
-    def body(carry, x):
-        h, s = carry
-        xa, xb = x
-        h = h + xa * s
-        s = jnp.tanh(s + xb)
-        return (h, s), (h * 2.0, s - h)
-    return lax.scan(body, (jnp.zeros_like(a[0]), jnp.ones_like(a[0])), (a, b))  # a[0] is read for its shape
 
 
 def _unread(jaxpr: Jaxpr, depth: int = 0) -> list[tuple[int, str]]:
@@ -49,8 +33,8 @@ def _unread(jaxpr: Jaxpr, depth: int = 0) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("case_id, fn, expected", [
-    ("scan/nested/f64[3,4]", _nested_scan, [(1, "named")]),
-    ("scan/multi_carry/f64[3,4]", _multi_carry, [(0, "_"), (0, "_")]),
+    ("scan/nested/f64[3,4]", _nested_scan, [(1, "named")]),  # the inner scan's ys are never read
+    ("scan/multi_carry/f64[3,4]", _multi_carry, [(0, "_"), (0, "_")]),  # a[0] is read for its shape only
 ])
 def test_unread_results_are_named_only_when_nested(case_id, fn, expected):
     case = CASES[case_id]
