@@ -25,26 +25,21 @@ KeyRule = Callable[[Impl, Sequence[ShapedArray], Sequence[ShapedArray], dict], t
 KEY_RULES: dict[str, KeyRule] = {}
 
 
-def impl(*names: str):
-    def register(fn: Impl) -> Impl:
-        for name in names:
-            if name in IMPLS:
-                raise ValueError(f"primitive {name!r} already has a NumPy implementation")
-            IMPLS[name] = fn
-        return fn
+def _registrar(table: dict, what: str):
+    """A decorator factory registering one function under each of its names in `table`, once."""
+    def decorator(*names: str):
+        def register(fn):
+            for name in names:
+                if name in table:
+                    raise ValueError(f"primitive {name!r} already has {what}")
+                table[name] = fn
+            return fn
+        return register
+    return decorator
 
-    return register
 
-
-def key_rule(*names: str):
-    def register(rule: KeyRule) -> KeyRule:
-        for name in names:
-            if name in KEY_RULES:
-                raise ValueError(f"primitive {name!r} already has a key rule")
-            KEY_RULES[name] = rule
-        return rule
-
-    return register
+impl = _registrar(IMPLS, "a NumPy implementation")
+key_rule = _registrar(KEY_RULES, "a key rule")
 
 
 _loaded = False
