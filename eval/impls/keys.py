@@ -51,29 +51,20 @@ def _as_is(impl, avals_in, avals_out, params):
     return impl, params
 
 
-@key_rule("concatenate")
-def _concatenate(impl, avals_in, avals_out, params):
-    return impl, {**params, "dimension": _axis(params["dimension"], avals_in[0].ndim)}
+# Axis params made non-negative (counted from the end, the key data's last axis would be the word axis), of
+# the operand's rank or the result's: (param, normalizer, "in" | "out").
+_AXIS_PARAMS = {"concatenate": ("dimension", _axis, "in"), "stack": ("axis", _axis, "out"),
+                "split": ("axis", _axis, "in"), "squeeze": ("dimensions", _axes, "in"),
+                "rev": ("dimensions", _axes, "in")}
 
 
-@key_rule("stack")
-def _stack(impl, avals_in, avals_out, params):
-    return impl, {**params, "axis": _axis(params["axis"], avals_out[0].ndim)}
+def _axis_param(param, normalize, rank_of, impl, avals_in, avals_out, params):
+    ndim = (avals_out if rank_of == "out" else avals_in)[0].ndim
+    return impl, {**params, param: normalize(params[param], ndim)}
 
 
-@key_rule("split")
-def _split(impl, avals_in, avals_out, params):
-    return impl, {**params, "axis": _axis(params["axis"], avals_in[0].ndim)}
-
-
-@key_rule("squeeze")
-def _squeeze(impl, avals_in, avals_out, params):
-    return impl, {**params, "dimensions": _axes(params["dimensions"], avals_in[0].ndim)}
-
-
-@key_rule("rev")
-def _rev(impl, avals_in, avals_out, params):
-    return impl, {**params, "dimensions": _axes(params["dimensions"], avals_in[0].ndim)}
+for _prim, _spec in _AXIS_PARAMS.items():
+    key_rule(_prim)(partial(_axis_param, *_spec))
 
 
 # --- the word axis appended to the params ---------------------------------------------------------------
