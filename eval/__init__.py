@@ -1,8 +1,10 @@
-"""NumPy evaluation of Jaxprs: per-primitive implementations, the interpreter, the oracle runner."""
+"""Evaluation of Jaxprs: per-primitive NumPy implementations, the interpreter, generated NumPy
+(`compile_numpy`), the oracle runner."""
 
 from importlib import import_module
 
-_LAZY = {"eval_jaxpr": "eval.interpreter", "IMPLS": "eval.registry", "get_impl": "eval.registry"}
+_LAZY = {"eval_jaxpr": "eval.interpreter", "IMPLS": "eval.registry", "get_impl": "eval.registry",
+         "compile_numpy": "eval.codegen"}
 
 
 def __getattr__(name):

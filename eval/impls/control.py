@@ -17,10 +17,13 @@ def _call(param: str):
     return run
 
 
-impl("jit", "pjit", "remat2", "checkpoint", "composite")(_call("jaxpr"))
-# custom_jvp_call / custom_vjp_call evaluate their primal body; the jvp/fwd/bwd rules matter only to AD.
-impl("closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")(
-    _call("call_jaxpr"))
+# The call-like primitives, each with the param holding the jaxpr it runs. custom_jvp_call and
+# custom_vjp_call evaluate their primal body; the jvp/fwd/bwd rules matter only to AD.
+CALLS = {**dict.fromkeys(("jit", "pjit", "remat2", "checkpoint", "composite"), "jaxpr"),
+         **dict.fromkeys(("closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
+                          "custom_vjp_call_jaxpr"), "call_jaxpr")}
+for _name, _param in CALLS.items():
+    impl(_name)(_call(_param))
 
 
 @impl("optimization_barrier")

@@ -1,0 +1,72 @@
+"""What the source writer knows about the arrays of one function: which are C-contiguous, which it
+allocated itself, and which dead operand's buffer an inline ufunc may write its result into.
+
+Layout matters for bit-identity: NumPy's summation order, and whether `matmul` calls BLAS, depend
+on the memory layout of the operands, so generated code must hand every implementation arrays laid out
+as the interpreter's would be. Inline expressions are chosen so that they do: a ufunc's result takes the
+layout of its operands (NumPy's order "K"), as in the implementation; `out=` is used only where the
+buffer has the layout NumPy would have allocated (both C-contiguous).
+
+A buffer is reused at equation `e` when its variable
+- was allocated by an inline expression of this function (not an input, constant, view or result of an
+  implementation, which may alias something else),
+- is read only by inline expressions that never return a view of it, `e` being the last of them,
+- is not a result of the function, and has the result's shape and dtype (and is not 0-d).
+"""
+
+from __future__ import annotations
+
+from eval.codegen.inline import EXPR, FRESH, UFUNC, Op, inline_op
+from ir.core import Eqn, Jaxpr, Literal, Var
+
+
+class Layouts:
+    """The inline decision of every equation of `jaxpr` and the facts about its arrays."""
+
+    def __init__(self, jaxpr: Jaxpr, inputs_c: bool, special_forms=()):
+        self.c: set[int] = {id(v) for v in jaxpr.invars} if inputs_c else set()
+        self.owned: set[int] = set()
+        self.last_use: dict[int, int] = {}
+        self.readers_ok: dict[int, bool] = {}
+        self.outputs = {id(x) for x in jaxpr.outvars if isinstance(x, Var)}
+        self.ops: list[Op | None] = []
+        for i, eqn in enumerate(jaxpr.eqns):
+            op = None if eqn.primitive in special_forms else inline_op(eqn)
+            if op is not None and op.needs_c and not all(self._is_c(x) for x in eqn.invars):
+                op = None
+            self.ops.append(op)
+            self._record(eqn, op)
+            for x in eqn.invars:
+                if isinstance(x, Var):
+                    self.last_use[id(x)] = i
+                    ok = op is not None and op.kind in (UFUNC, EXPR, FRESH)
+                    self.readers_ok[id(x)] = self.readers_ok.get(id(x), True) and ok
+
+    def _is_c(self, x) -> bool:
+        return isinstance(x, Literal) or x.aval.shape == () or id(x) in self.c
+
+    def _record(self, eqn: Eqn, op: Op | None) -> None:
+        if op is None or len(eqn.outvars) != 1:
+            return
+        out = id(eqn.outvars[0])
+        if op.kind == FRESH:
+            self.c.add(out)
+        elif op.kind in (UFUNC, EXPR):
+            if all(self._is_c(x) for x in eqn.invars):
+                self.c.add(out)
+        elif op.keeps_c and self._is_c(eqn.invars[0]):
+            self.c.add(out)
+        if op.kind in (UFUNC, EXPR, FRESH) and eqn.outvars[0].aval.shape != ():
+            self.owned.add(out)
+
+    def reusable_operand(self, i: int, eqn: Eqn):
+        """The operand of inline ufunc equation `i` whose buffer can hold its result, or None."""
+        out = eqn.outvars[0].aval
+        if not all(self._is_c(x) for x in eqn.invars):
+            return None
+        for x in eqn.invars:
+            if (isinstance(x, Var) and id(x) in self.owned and self.last_use.get(id(x)) == i
+                    and self.readers_ok.get(id(x)) and id(x) not in self.outputs and x.aval.shape == out.shape
+                    and x.aval.dtype == out.dtype):
+                return x
+        return None
