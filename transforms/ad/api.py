@@ -12,7 +12,8 @@ Every function takes the optimizer's knobs as keywords (`rules`, `cost`, `extrac
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ir.core import ClosedJaxpr
 from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
 from rewrites.engine import Limits, Report
+from transforms import backends
 from transforms.ad.build import differentiable
 from transforms.ad.programs import GradTypeError, Options, grad_program, jvp_program, vjp_program
 
@@ -53,16 +55,33 @@ def stage(fun: Callable, args: Sequence) -> Staged:
 
 
 def run_program(program: ClosedJaxpr, flat_args: Sequence) -> list:
-    if any(is_tracer(x) for x in flat_args):
-        return bind_jaxpr(program, *flat_args)
-    return eval_jaxpr(program, *[np.asarray(x) for x in flat_args])
+    """Run `program` with the reference interpreter, or replay it into the enclosing trace."""
+    return backends.run(program, partial(eval_jaxpr, program), flat_args)
 
 
 class ProgramCache:
-    """Derivative programs by (transform, input structure, avals)."""
+    """A transform's programs by (transform key, input structure, avals), each with its runner on the
+    transform's backend, and the traced function by input signature: a call at a signature seen
+    before neither traces nor optimizes again (as `jit`)."""
 
-    def __init__(self):
+    def __init__(self, backend: str = "numpy"):
+        self.backend = backends.check_backend(backend)
         self.programs: dict[Any, tuple[ClosedJaxpr, Report]] = {}
+        self.staged: dict[Any, Staged] = {}
+        self._runners: dict[int, tuple[ClosedJaxpr, Callable]] = {}
+
+    def stage(self, fun: Callable, args: Sequence) -> Staged:
+        """`stage(fun, args)`, traced once per input signature unless it closes over an enclosing
+        trace's values."""
+        leaves, in_tree = tree_flatten(tuple(args))
+        key = (in_tree, tuple(aval_of(x) for x in leaves))
+        hit = self.staged.get(key)
+        if hit is not None:
+            return replace(hit, flat_args=leaves)
+        staged = stage(fun, args)
+        if not staged.n_hoisted:
+            self.staged[key] = staged
+        return staged
 
     def get(self, key, staged: Staged, build: Callable[[], tuple[ClosedJaxpr, Report]]):
         if staged.n_hoisted:  # closes over an enclosing trace's values: not reusable
@@ -72,6 +91,15 @@ class ProgramCache:
         if hit is None:
             hit = self.programs[full] = build()
         return hit
+
+    def run(self, program: ClosedJaxpr, flat_args: Sequence) -> list:
+        """Run `program` on the backend (compiled once per program), or replay it into a trace."""
+        entry = self._runners.get(id(program))
+        if entry is None or entry[0] is not program:
+            if any(is_tracer(x) for x in flat_args):
+                return bind_jaxpr(program, *flat_args)
+            entry = self._runners[id(program)] = (program, backends.runner(program, self.backend))
+        return backends.run(program, entry[1], flat_args)
 
 
 def _argnums(argnums: int | Sequence[int], n_args: int) -> tuple[int, ...]:
@@ -83,21 +111,23 @@ def _argnums(argnums: int | Sequence[int], n_args: int) -> tuple[int, ...]:
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
-                   rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None):
+                   rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None,
+                   backend: str = "numpy"):
     """`(f(*args), ∇f(*args))` for a scalar-valued `f`, the gradient with respect to `argnums` (an int
     gives that argument's gradient, a tuple a tuple of them). With `has_aux`, `f` returns `(out, aux)`
-    and the result is `((out, aux), grad)`."""
+    and the result is `((out, aux), grad)`. Traced, differentiated and compiled once per input
+    signature; the gradient program runs on `backend` (see `transforms.backends`)."""
     options = Options(rules, cost, extractor, limits)
-    cache = ProgramCache()
+    cache = ProgramCache(backend)
 
     def value_and_grad_f(*args):
-        staged = stage(fun, args)
+        staged = cache.stage(fun, args)
         nums = _argnums(argnums, len(args))
         _check_scalar_output(staged, has_aux)
         wrt = [i for n in nums for i in staged.arg_leaves[n]]
         program, _ = cache.get(nums, staged, lambda: grad_program(staged.closed, wrt, keep_outputs=True,
                                                                   options=options))
-        results = run_program(program, staged.flat_args)
+        results = cache.run(program, staged.flat_args)
         n_out = staged.out_tree.num_leaves
         value = tree_unflatten(staged.out_tree, results[:n_out])
         grads, it = [], iter(results[n_out:])
@@ -140,7 +170,7 @@ def _check_scalar_output(staged: Staged, has_aux: bool) -> None:
 
 
 def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default", cost="flops",
-        extractor="greedy_dag", limits: Limits | None = None):
+        extractor="greedy_dag", limits: Limits | None = None, backend: str = "numpy"):
     """`(f(*primals), J f(primals) · tangents)`; tangents have the primals' structure and avals.
     Integer and boolean inputs take any tangent (ignored); their outputs' tangents are float0-like
     zeros of dtype bool, as JAX gives float0."""
@@ -155,7 +185,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default"
     wrt = [i for i, a in enumerate(in_avals) if i >= staged.n_hoisted and differentiable(a)]
     program, _ = jvp_program(staged.closed, wrt, Options(rules, cost, extractor, limits))
     used = [t for t, a in zip(t_leaves, in_avals[staged.n_hoisted:], strict=True) if differentiable(a)]
-    results = run_program(program, [*staged.flat_args, *used])
+    results = ProgramCache(backend).run(program, [*staged.flat_args, *used])
     n_out = staged.out_tree.num_leaves
     outs, it = results[:n_out], iter(results[n_out:])
     out_tangents = [next(it) if differentiable(a) else np.zeros(a.shape, bool) for a in staged.closed.out_avals]
@@ -163,11 +193,12 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default"
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False, rules="default", cost="flops",
-        extractor="greedy_dag", limits: Limits | None = None):
+        extractor="greedy_dag", limits: Limits | None = None, backend: str = "numpy"):
     """`(f(*primals), pullback)` where `pullback(cotangents)` gives one cotangent per primal (None
     inside it for integer leaves is not used: they get float0-like bool zeros, as JAX's float0)."""
     staged = stage(fun, primals)
     options = Options(rules, cost, extractor, limits)
+    cache = ProgramCache(backend)
     out_avals = staged.closed.out_avals
     n_main = staged.out_tree.children[0].num_leaves if has_aux else staged.out_tree.num_leaves
     outs = run_program(staged.closed, staged.flat_args)
@@ -181,7 +212,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, rules="default", cost="f
         if ct_tree != main_tree:
             raise TypeError(f"vjp: cotangents have structure {ct_tree}, outputs {main_tree}")
         cts = [c for c, a in zip(ct_leaves, out_avals[:n_main], strict=True) if differentiable(a)]
-        results = iter(run_program(program, [*staged.flat_args, *cts]))
+        results = iter(cache.run(program, [*staged.flat_args, *cts]))
         grads = [next(results) if differentiable(a) else np.zeros(a.shape, bool)
                  for a in staged.closed.in_avals[staged.n_hoisted:]]
         return tree_unflatten(staged.in_tree, grads)

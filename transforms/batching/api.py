@@ -21,18 +21,21 @@ from ir.core import ShapedArray
 from ir.tracing import aval_of, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import tree_flatten, tree_unflatten
 from rewrites.engine import Limits
-from transforms.ad.api import ProgramCache, Staged, run_program
+from transforms.ad.api import ProgramCache, Staged
 from transforms.ad.programs import Options
 from transforms.batching.programs import VmapError, vmap_program
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None, *,
-         rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None):
-    """`fun` mapped over the axes `in_axes` of its arguments, its outputs stacked along `out_axes`."""
+         rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None,
+         backend: str = "numpy"):
+    """`fun` mapped over the axes `in_axes` of its arguments, its outputs stacked along `out_axes`; the
+    batched program is built and compiled once per input signature and runs on `backend`."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
     options = Options(rules, cost, extractor, limits)
-    cache = ProgramCache()
+    cache = ProgramCache(backend)
+    traced: dict[Any, tuple] = {}  # by signature: the traced program and its output structure
 
     def vmapped(*args, **kwargs):
         names = sorted(kwargs)
@@ -57,16 +60,23 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
             unflat = tree_unflatten(in_tree, flat)
             return fun(*unflat[:len(args)], **dict(zip(names, unflat[len(args):], strict=True)))
 
-        closed, out_tree = trace_to_jaxpr(flat_fun, slices)
-        hoisted: list = []
-        if any(is_tracer(c) for c in closed.consts):
-            closed, hoisted = hoist_consts(closed)
+        signature = (in_tree, tuple(avals), tuple(axes))
+        if signature in traced:
+            closed, out_tree = traced[signature]
+            hoisted: list = []
+        else:
+            closed, out_tree = trace_to_jaxpr(flat_fun, slices)
+            hoisted = []
+            if any(is_tracer(c) for c in closed.consts):
+                closed, hoisted = hoist_consts(closed)
+            else:
+                traced[signature] = (closed, out_tree)
         flat_in = [*(None,) * len(hoisted), *axes]
         flat_out = _prefix_leaves(out_axes, tree_unflatten(out_tree, [0] * out_tree.num_leaves), "out_axes")
         staged = Staged(closed, [*hoisted, *leaves], len(hoisted), in_tree, out_tree, [])
         program, _ = cache.get((tuple(flat_in), tuple(flat_out), size), staged,
                                lambda: vmap_program(closed, flat_in, flat_out, size, options))
-        return tree_unflatten(out_tree, run_program(program, staged.flat_args))
+        return tree_unflatten(out_tree, cache.run(program, staged.flat_args))
 
     vmapped.__name__ = f"vmap({getattr(fun, '__name__', 'fun')})"
     vmapped.__wrapped__ = fun
