@@ -11,6 +11,8 @@
       derivative rules the jaxprs name, see ir/custom_rules.py; repeatable)
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
     eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
+    eqjax measure FILE|- [--args NPZ] [--backend numpy,interpreter,xla] [--json]
+                                       time a jaxpr text: median, IQR, count, machine fingerprint
     eqjax bench eval                   interpreter overhead per equation over the oracle programs
     eqjax bench optimizer              saturate/extract times for synthetic and oracle programs
     eqjax bench grad                   reverse-mode growth on residual chains; FLOPs vs JAX's gradients
@@ -242,6 +244,16 @@ def cmd_check(args) -> int:
     return 0
 
 
+def _inputs(closed, path: str | None) -> list:
+    """The arrays arr_0, arr_1, ... of an .npz file, or zeros of the program's input avals."""
+    import numpy as np
+
+    if path:
+        data = np.load(path)
+        return [data[k] for k in sorted(data.files, key=lambda k: int(k.split("_")[-1]))]
+    return [np.zeros(v.aval.shape, v.aval.dtype.numpy) for v in closed.jaxpr.invars]
+
+
 def cmd_eval(args) -> int:
     import numpy as np
 
@@ -249,13 +261,24 @@ def cmd_eval(args) -> int:
     from ir.text import parse_jaxpr
 
     closed = parse_jaxpr(_read_text(args.file))
-    if args.args:
-        data = np.load(args.args)
-        inputs = [data[k] for k in sorted(data.files, key=lambda k: int(k.split("_")[-1]))]
-    else:
-        inputs = [np.zeros(v.aval.shape, v.aval.dtype.numpy) for v in closed.jaxpr.invars]
-    for out in eval_jaxpr(closed, *inputs):
+    for out in eval_jaxpr(closed, *_inputs(closed, args.args)):
         print(np.array2string(out, precision=6))
+    return 0
+
+
+def cmd_measure(args) -> int:
+    from eval.measure import measure
+    from ir.text import parse_jaxpr
+
+    closed = parse_jaxpr(_read_text(args.file))
+    inputs = _inputs(closed, args.args)
+    results = [measure(closed, *inputs, backend=b.strip(), warmup=args.warmup, repeats=args.repeats)
+               for b in args.backend.split(",")]
+    if args.json:
+        print(json.dumps([m.as_dict() for m in results], indent=1))
+    else:
+        for m in results:
+            print(m.summary())
     return 0
 
 
@@ -384,6 +407,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("file", help="a file with jaxpr text, or - for stdin")
     e.add_argument("--args", help="an .npz file with arrays arr_0, arr_1, ... (default: zeros)")
     e.set_defaults(func=cmd_eval)
+
+    m = sub.add_parser("measure", help="time a jaxpr text on a backend (median, IQR, machine fingerprint)")
+    m.add_argument("file", help="a file with jaxpr text, or - for stdin")
+    m.add_argument("--args", help="an .npz file with arrays arr_0, arr_1, ... (default: zeros)")
+    m.add_argument("--backend", default="numpy", help="numpy, interpreter or xla (comma-separated for several)")
+    m.add_argument("--warmup", type=int, default=1, help="untimed calls first")
+    m.add_argument("--repeats", type=int, help="timed calls (default: as many as fill 0.2 s, at least 5)")
+    m.add_argument("--json", action="store_true", help="the measurements and the machine as JSON")
+    m.set_defaults(func=cmd_measure)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
     b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap", "control"])
