@@ -45,24 +45,29 @@ class CompiledProgram:
 _CACHE: OrderedDict[str, CompiledProgram] = OrderedDict()
 
 
-def compile_numpy(closed: ClosedJaxpr | Jaxpr) -> CompiledProgram:
-    """`closed` as a Python function of NumPy calls (compiled once per fingerprint, then cached)."""
+def compile_numpy(closed: ClosedJaxpr | Jaxpr, *, fuse: bool = False) -> CompiledProgram:
+    """`closed` as a Python function of NumPy calls (compiled once per fingerprint, then cached).
+
+    `fuse=True` computes chains of float elementwise equations as one numexpr call each
+    (`eval.codegen.fuse`): faster on large arrays, and bit-identical except for the transcendental
+    functions of `fuse.ROUNDS_DIFFERENTLY`, which may differ in the last bits.
+    """
     if isinstance(closed, Jaxpr):
         closed = ClosedJaxpr(closed, [])
-    key = fingerprint(closed)
+    key = fingerprint(closed) + ("+fuse" if fuse else "")
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
-    compiled = _compile(closed, key)
+    compiled = _compile(closed, key, fuse)
     _CACHE[key] = compiled
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return compiled
 
 
-def _compile(closed: ClosedJaxpr, key: str) -> CompiledProgram:
-    module = Module()
+def _compile(closed: ClosedJaxpr, key: str, fuse: bool) -> CompiledProgram:
+    module = Module(fuse)
     FunctionWriter(module, closed, "program", top=True).write()
     header = f"# eqjax generated NumPy, program {key[:16]}\n"
     source = header + module.source()

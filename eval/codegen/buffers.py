@@ -21,26 +21,42 @@ from ir.core import Eqn, Jaxpr, Literal, Var
 
 
 class Layouts:
-    """The inline decision of every equation of `jaxpr` and the facts about its arrays."""
+    """The inline decision of every equation of `jaxpr` and the facts about its arrays. With fusion,
+    `trees` are the fused trees by root equation and `folded` the equations inside them: those read
+    their operands where their root runs."""
 
-    def __init__(self, jaxpr: Jaxpr, inputs_c: bool, special_forms=()):
+    def __init__(self, jaxpr: Jaxpr, inputs_c: bool, special_forms=(), trees=None, folded=frozenset()):
         self.c: set[int] = {id(v) for v in jaxpr.invars} if inputs_c else set()
         self.owned: set[int] = set()
         self.last_use: dict[int, int] = {}
         self.readers_ok: dict[int, bool] = {}
         self.outputs = {id(x) for x in jaxpr.outvars if isinstance(x, Var)}
         self.ops: list[Op | None] = []
+        trees = trees or {}
         for i, eqn in enumerate(jaxpr.eqns):
-            op = None if eqn.primitive in special_forms else inline_op(eqn)
+            op = None if eqn.primitive in special_forms or i in folded or i in trees else inline_op(eqn)
             if op is not None and op.needs_c and not all(self._is_c(x) for x in eqn.invars):
                 op = None
             self.ops.append(op)
-            self._record(eqn, op)
-            for x in eqn.invars:
+            if i in trees:
+                self._record_tree(eqn, trees[i].leaves)
+            else:
+                self._record(eqn, op)
+            if i in folded:
+                continue
+            reads = trees[i].leaves if i in trees else eqn.invars
+            for x in reads:
                 if isinstance(x, Var):
                     self.last_use[id(x)] = i
-                    ok = op is not None and op.kind in (UFUNC, EXPR, FRESH)
+                    ok = i in trees or (op is not None and op.kind in (UFUNC, EXPR, FRESH))
                     self.readers_ok[id(x)] = self.readers_ok.get(id(x), True) and ok
+
+    def _record_tree(self, eqn: Eqn, leaves: list) -> None:
+        """numexpr allocates its result in the order of its operands, as a ufunc."""
+        out = id(eqn.outvars[0])
+        self.owned.add(out)
+        if all(self._is_c(x) for x in leaves):
+            self.c.add(out)
 
     def _is_c(self, x) -> bool:
         return isinstance(x, Literal) or x.aval.shape == () or id(x) in self.c

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from eval.codegen import runtime
+from eval.codegen import fuse, runtime
 from eval.codegen.buffers import Layouts
 from eval.codegen.inline import EXPR, UFUNC, VIEW, Op
 from eval.impls.control import CALLS
@@ -37,7 +37,8 @@ _PLAIN = (int, float, bool, str, type(None))
 class Module:
     """The generated module: its globals and its functions' sources (bodies first, the program last)."""
 
-    def __init__(self):
+    def __init__(self, fuse: bool = False):
+        self.fuse = fuse
         self.globals: dict[str, Any] = {
             "_np": np, "_expit": special.expit, "_as_array": runtime.as_array, "_range": range, "_int": int,
             "_len": len, "_ignore_fp": runtime.ignore_fp_errors, "_restore_fp": runtime.restore_fp_errors,
@@ -86,7 +87,9 @@ class FunctionWriter:
         self.names: dict[int, str] = {}
         self.lines: list[str] = []
         self.scalars: set[int] = set()  # vars that may hold a NumPy scalar
-        self.layouts = Layouts(self.jaxpr, inputs_c=top, special_forms=_SPECIAL_FORMS)
+        self.trees, self.folded = fuse.plan(self.jaxpr) if module.fuse else ({}, set())
+        self.layouts = Layouts(self.jaxpr, inputs_c=top, special_forms=_SPECIAL_FORMS, trees=self.trees,
+                               folded=self.folded)
         self._temps = 0
 
     # --- names ---------------------------------------------------------------------------------------------
@@ -161,7 +164,11 @@ class FunctionWriter:
     def equation(self, i: int, eqn: Eqn) -> None:
         special_form = _SPECIAL_FORMS.get(eqn.primitive)
         op = self.layouts.ops[i]
-        if special_form is not None and not _has_keys(eqn):
+        if i in self.folded:
+            return
+        if i in self.trees:
+            self._fused(eqn, self.trees[i])
+        elif special_form is not None and not _has_keys(eqn):
             special_form(self, eqn)
         elif op is not None:
             self._inline(i, eqn, op)
@@ -182,6 +189,14 @@ class FunctionWriter:
         if out.aval.shape == () and op.kind != VIEW or (op.kind == VIEW and id(eqn.invars[0]) in self.scalars):
             self.scalars.add(id(out))
         self.emit(f"{name} = {text}  # {self.comment(eqn)}")
+
+    def _fused(self, eqn: Eqn, tree: fuse.Tree) -> None:
+        program = self.module.bind(fuse.compile_tree(tree), "numexpr")
+        args = ", ".join(self.atom(x, as_array=True) for x in tree.leaves)
+        name = self.define(eqn.outvars[0])
+        leaves = ", ".join(f"v{k}={literal_value_text(x) if isinstance(x, Literal) else self.names[id(x)]}"
+                           for k, x in enumerate(tree.leaves))
+        self.emit(f"{name} = {program}({args})  # numexpr: {tree.text} with {leaves}")
 
     def comment(self, eqn: Eqn) -> str:
         """The equation as JAX prints it, without params: `sin c`, `add c 1.0`."""

@@ -175,3 +175,77 @@ def test_bad_arguments_are_typed_errors():
     with pytest.raises(JaxprTypeError, match="dtype"):
         compiled(np.ones(3, np.float32))
     assert same_bits(compiled(2.0 * np.ones(3))[0], compiled([2.0, 2.0, 2.0])[0])
+
+
+# --- fusion (fuse=True) ---------------------------------------------------------------------------------
+
+BIG = np.linspace(-3.0, 3.0, 1 << 15)
+
+
+def _arith_chain(x, y):
+    z = (x * 2.0 + y) / (1.0 + x * x) - jnp.sqrt(jnp.abs(y))
+    return jnp.where(z > 0.0, z, -z * 0.5) + jnp.maximum(x, 0.0) ** 3
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_arithmetic_is_bit_identical(dtype):
+    x, y = BIG.astype(dtype), np.cos(BIG).astype(dtype)
+    closed = ir.make_jaxpr(_arith_chain)(x, y)
+    compiled = compile_numpy(closed, fuse=True)
+    assert compiled.source.count("numexpr:") >= 1
+    assert len([line for line in compiled.source.splitlines() if "  # " in line]) < len(closed.eqns)
+    got, want = compiled(x, y)[0], eval_jaxpr(closed, x, y)[0]
+    assert same_bits(got, want)
+
+
+def test_fused_transcendentals_are_within_a_few_ulp():
+    closed = ir.make_jaxpr(lambda x: jnp.tanh(jnp.exp(-x * x) + jnp.sin(x)) * jnp.log1p(x * x))(BIG)
+    compiled = compile_numpy(closed, fuse=True)
+    assert "numexpr:" in compiled.source
+    got, want = compiled(BIG)[0], eval_jaxpr(closed, BIG)[0]
+    assert got.dtype == want.dtype and np.all(np.abs(got - want) <= 8 * np.spacing(np.abs(want)))
+
+
+def test_fusion_keeps_shared_values_and_outputs_materialized():
+    def f(x):
+        shared = jnp.exp(x)
+        return shared * 2.0 + 1.0, shared - 3.0, shared
+
+    closed = ir.make_jaxpr(f)(BIG)
+    compiled = compile_numpy(closed, fuse=True)
+    assert "_np.exp" in compiled.source  # read three times: computed once, by NumPy
+    for got, want in zip(compiled(BIG), eval_jaxpr(closed, BIG), strict=True):
+        assert same_bits(got, want)
+
+
+def test_small_arrays_are_not_fused():
+    x = BIG[:100]
+    compiled = compile_numpy(ir.make_jaxpr(_arith_chain)(x, x), fuse=True)
+    assert "numexpr" not in compiled.source
+
+
+def test_fused_oracle_programs_agree_with_the_interpreter(monkeypatch):
+    """With fusion at any size (the oracle's arrays are small), every case agrees to the last bits."""
+    import eval.codegen as codegen
+    from eval.codegen import fuse
+
+    monkeypatch.setattr(fuse, "MIN_SIZE", 1)
+    monkeypatch.setattr(codegen, "_CACHE", type(codegen._CACHE)())
+    fused = 0
+    for case in (c for c in CASES if c.family == "programs"):
+        closed, args = parse_case(case), case.arrays("args")
+        compiled = compile_numpy(closed, fuse=True)
+        fused += "numexpr:" in compiled.source
+        for got, want in zip(compiled(*args), eval_jaxpr(closed, *args), strict=True):
+            assert got.dtype == want.dtype and got.shape == want.shape, case.id
+            np.testing.assert_allclose(got, want, rtol=1e-12 if got.dtype == np.float64 else 1e-5, atol=0,
+                                       err_msg=case.id)
+    assert fused >= 10
+
+
+def test_rounding_differences_are_measured():
+    from eval.codegen.fuse import ROUNDS_DIFFERENTLY, rounding_differences
+
+    report = rounding_differences(n=2000)
+    assert {k.split()[0] for k in report} == set(ROUNDS_DIFFERENTLY)
+    assert all(0.0 <= r["differ"] <= 1.0 and r["max_ulp"] < 64 for r in report.values())
