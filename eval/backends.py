@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from eval.codegen import compile_numpy
 from ir.core import ClosedJaxpr
 
 BACKENDS = ("numpy", "interpreter", "xla")
@@ -30,7 +31,6 @@ def runner(program: ClosedJaxpr, backend: str) -> Callable[..., list]:
     """`program` as a function of its flat inputs on `backend`."""
     check_backend(backend)
     if backend == "numpy":
-        from eval.codegen import compile_numpy
         return compile_numpy(program)
     if backend == "interpreter":
         from eval.interpreter import eval_jaxpr

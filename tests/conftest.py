@@ -1,4 +1,5 @@
-"""Test-wide settings: hypothesis profiles.
+"""Test-wide settings: hypothesis profiles, and no on-disk cache of optimized programs (each test
+builds what it checks; tests/transforms/test_diskcache.py turns the cache on for itself).
 
 `ci` (the default) keeps `make test` within minutes on a 2-core machine; `nightly` runs deep
 searches: `HYPOTHESIS_PROFILE=nightly make test`. Tests set no `max_examples` of their own unless
@@ -15,3 +16,4 @@ settings.register_profile("nightly", max_examples=5000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+os.environ["EQJAX_CACHE"] = "off"

@@ -6,6 +6,9 @@
     jit(f, backend="xla")                 # run it under XLA (the `jax` extra); "interpreter" for the reference
     ir.make_jaxpr(jit(f))(x)              # the optimized program, inlined into the enclosing trace
 
+Optimized programs are also kept on disk (`transforms.diskcache`), so the same call in a new process
+neither saturates nor extracts again.
+
 The optimized program runs as generated NumPy by default (`eval.compile_numpy`, bit for bit the
 interpreter's results); see `transforms.backends`. Called on tracers (inside `make_jaxpr` or another
 transform) it traces `f`, optimizes the program and replays the optimized equations into the
@@ -22,7 +25,7 @@ from ir.core import ClosedJaxpr
 from ir.tracing import aval_of, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
 from rewrites.engine import Limits, Report, optimize
-from transforms import backends
+from transforms import backends, diskcache
 
 
 @dataclass
@@ -52,8 +55,8 @@ class Jitted:
             return hit, leaves
         closed, out_tree = trace_to_jaxpr(self.fun, tree_unflatten(in_tree, list(key[1])))
         closed, consts = _close_over_arrays(closed)
-        optimized, report = optimize(closed, rules=self.rules, cost=self.cost, extractor=self.extractor,
-                                     limits=self.limits)
+        settings = {"rules": self.rules, "cost": self.cost, "extractor": self.extractor, "limits": self.limits}
+        optimized, report = diskcache.cached("jit", closed, settings, lambda: optimize(closed, **settings))
         if consts:  # closes over an enclosing trace's values (so it is replayed there): not reusable
             return Compiled(optimized, out_tree, report, backends.runner(optimized, "interpreter")), [*consts, *leaves]
         compiled = self._cache[key] = Compiled(optimized, out_tree, report,

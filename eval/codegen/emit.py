@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+import eval.impls  # noqa: F401  (every implementation, registered before the first program is compiled)
 from eval.codegen import fuse, runtime
 from eval.codegen.buffers import Layouts
 from eval.codegen.inline import EXPR, UFUNC, VIEW, Op

@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - other NumPy versions
 def coerce_arg(i: int, x: Any, aval: ShapedArray) -> np.ndarray:
     """An argument as the interpreter takes it (dtype and shape checked), in C order: generated code
     assumes C-contiguous inputs, so its results equal the interpreter's on C-contiguous arrays."""
-    return np.ascontiguousarray(_coerce_arg(i, x, aval))
+    return np.asarray(_coerce_arg(i, x, aval), order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
 
 
 def as_array(x: Any) -> np.ndarray:

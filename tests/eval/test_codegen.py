@@ -175,6 +175,8 @@ def test_bad_arguments_are_typed_errors():
     with pytest.raises(JaxprTypeError, match="dtype"):
         compiled(np.ones(3, np.float32))
     assert same_bits(compiled(2.0 * np.ones(3))[0], compiled([2.0, 2.0, 2.0])[0])
+    scalar = compile_numpy(ir.make_jaxpr(_chain)(1.5))
+    assert same_bits(scalar(1.5)[0], scalar(np.float64(1.5))[0]) and scalar(1.5)[0].shape == ()
 
 
 # --- fusion (fuse=True) ---------------------------------------------------------------------------------

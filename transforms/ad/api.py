@@ -23,7 +23,7 @@ from ir.core import ClosedJaxpr
 from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
 from rewrites.engine import Limits, Report
-from transforms import backends
+from transforms import backends, diskcache
 from transforms.ad.build import differentiable
 from transforms.ad.programs import GradTypeError, Options, grad_program, jvp_program, vjp_program
 
@@ -83,13 +83,20 @@ class ProgramCache:
             self.staged[key] = staged
         return staged
 
-    def get(self, key, staged: Staged, build: Callable[[], tuple[ClosedJaxpr, Report]]):
+    def get(self, key, staged: Staged, build: Callable[[], tuple[ClosedJaxpr, Report]],
+            on_disk: tuple[str, dict] | None = None):
+        """The program `build()` makes for `staged`, built once per (key, signature); with `on_disk`
+        (what is built, and the settings it is built with), also kept on disk across processes."""
         if staged.n_hoisted:  # closes over an enclosing trace's values: not reusable
             return build()
         full = (key, staged.in_tree, tuple(aval_of(x) for x in staged.flat_args))
         hit = self.programs.get(full)
         if hit is None:
-            hit = self.programs[full] = build()
+            if on_disk is not None:
+                hit = diskcache.cached(on_disk[0], staged.closed, on_disk[1], build)
+            else:
+                hit = build()
+            self.programs[full] = hit
         return hit
 
     def run(self, program: ClosedJaxpr, flat_args: Sequence) -> list:
@@ -126,7 +133,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         _check_scalar_output(staged, has_aux)
         wrt = [i for n in nums for i in staged.arg_leaves[n]]
         program, _ = cache.get(nums, staged, lambda: grad_program(staged.closed, wrt, keep_outputs=True,
-                                                                  options=options))
+                                                                  options=options),
+                               on_disk=("value_and_grad", {"wrt": wrt, "options": options}))
         results = cache.run(program, staged.flat_args)
         n_out = staged.out_tree.num_leaves
         value = tree_unflatten(staged.out_tree, results[:n_out])

@@ -75,7 +75,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
         flat_out = _prefix_leaves(out_axes, tree_unflatten(out_tree, [0] * out_tree.num_leaves), "out_axes")
         staged = Staged(closed, [*hoisted, *leaves], len(hoisted), in_tree, out_tree, [])
         program, _ = cache.get((tuple(flat_in), tuple(flat_out), size), staged,
-                               lambda: vmap_program(closed, flat_in, flat_out, size, options))
+                               lambda: vmap_program(closed, flat_in, flat_out, size, options),
+                               on_disk=("vmap", {"in_axes": flat_in, "out_axes": flat_out, "size": size,
+                                                 "options": options}))
         return tree_unflatten(out_tree, cache.run(program, staged.flat_args))
 
     vmapped.__name__ = f"vmap({getattr(fun, '__name__', 'fun')})"
