@@ -16,6 +16,8 @@
     eqjax bench eval                   interpreter overhead per equation over the oracle programs
     eqjax bench optimizer              saturate/extract times for synthetic and oracle programs
     eqjax bench grad                   reverse-mode growth on residual chains; FLOPs vs JAX's gradients
+    eqjax bench runtime [--suite large|oracle] [--threads N] [--json]
+                                       eqjax's programs timed beside jax.jit, op by op and XLA (ratios)
 
 User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
 problem and exit with status 2; conformance failures exit with status 1.
@@ -300,6 +302,12 @@ def cmd_bench(args) -> int:
         from transforms.bench_control import bench_control
 
         bench_control(rules=args.rules)
+    elif args.what == "runtime":
+        from transforms.bench_runtime import bench_runtime
+
+        only = set(args.only.split(",")) if args.only else None
+        bench_runtime(suite=args.suite, threads=args.threads, min_time=args.min_time, as_json=args.json,
+                      only=only, first=not args.no_first_call)
     else:
         from rewrites.bench import bench_optimizer
 
@@ -418,9 +426,15 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_measure)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
-    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap", "control"])
+    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap", "control", "runtime"])
     b.add_argument("--repeats", type=int, default=200, help="eval: timing repeats")
     b.add_argument("--rules", default="default", help="optimizer: rule set")
+    b.add_argument("--suite", default="all", choices=["all", "large", "oracle"], help="runtime: which programs")
+    b.add_argument("--only", help="runtime: comma-separated program names")
+    b.add_argument("--threads", type=int, help="runtime: pin BLAS, numexpr and XLA to N threads")
+    b.add_argument("--min-time", type=float, default=0.2, help="runtime: seconds of timed calls per system")
+    b.add_argument("--no-first-call", action="store_true", help="runtime: skip the fresh-process first calls")
+    b.add_argument("--json", action="store_true", help="runtime: the rows, summary and machine as JSON")
     b.set_defaults(func=cmd_bench)
 
     d = sub.add_parser("demo", help="trace, print and evaluate a small MLP loss")

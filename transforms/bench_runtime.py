@@ -1,0 +1,259 @@
+"""`eqjax bench runtime`: eqjax's programs timed side by side with JAX's, in one run.
+
+For every workload of `transforms.runtime_suite` (realistic sizes) and every oracle program:
+
+| column        | what runs                                                                          |
+|---------------|------------------------------------------------------------------------------------|
+| jax.jit       | `jax.jit` of the original program rebuilt with JAX (`eval.to_jax`); a gradient is `jax.grad` of it |
+| numpy         | eqjax's optimized program as generated NumPy (`eval.compile_numpy`)                |
+| numpy fused   | the same with elementwise chains fused by numexpr (`compile_numpy(fuse=True)`)     |
+| interpreter   | eqjax's optimized program in the reference interpreter                             |
+| op by op      | the original under `jax.disable_jit()` (JAX dispatching one primitive at a time)   |
+| xla opt       | `jax.jit` of eqjax's optimized program                                             |
+
+eqjax's optimized program is `optimize(original)` for a function and the program `ir.make_jaxpr(grad(f))`
+extracts for a gradient. Times are medians of wall-clock calls that wait for their results (`eval.measure`)
+and are printed as ratios to jax.jit; first-call times (trace + optimize + compile + run against trace +
+compile + run) are measured in fresh processes. Every system runs with the same thread settings
+(`--threads N` pins BLAS, numexpr and XLA's pools; the default leaves each at all cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+SYSTEMS = ("numpy", "numpy fused", "interpreter", "op by op", "xla opt")
+TARGETS = {"large": ("numpy", 1.0), "oracle": ("numpy", 2.0)}
+
+
+@dataclass
+class Row:
+    name: str
+    suite: str  # "large" or "oracle"
+    eqns_before: int
+    eqns_after: int
+    jax_jit: float  # seconds
+    ratios: dict[str, float | None] = field(default_factory=dict)  # system -> time / jax.jit
+    notes: list[str] = field(default_factory=list)
+
+
+def _time(fn: Callable[[], object], min_time: float) -> float:
+    from eval.backends import block
+    from eval.measure import time_calls
+
+    return statistics.median(time_calls(lambda: block(fn()), warmup=1, min_time=min_time))
+
+
+def _systems(original, optimized, args, argnums, min_time: float) -> tuple[float, dict[str, float | None], list]:
+    """jax.jit's seconds, and each system's time as a ratio to it."""
+    import jax
+
+    from eval.backends import runner
+    from eval.codegen import compile_numpy
+    from eval.xla import to_jax
+
+    rebuilt = to_jax(original)
+    jax_fn = rebuilt if argnums is None else jax.grad(lambda *a: rebuilt(*a)[0], argnums)
+    device_args = [jax.device_put(a) for a in args]
+    jitted = jax.jit(jax_fn)
+    base = _time(lambda: jitted(*device_args), min_time)
+    notes = []
+
+    def op_by_op():
+        with jax.disable_jit():
+            return jax_fn(*device_args)
+
+    runs = {"numpy": runner(optimized, "numpy"), "numpy fused": compile_numpy(optimized, fuse=True),
+            "interpreter": runner(optimized, "interpreter"), "xla opt": runner(optimized, "xla")}
+    ratios: dict[str, float | None] = {}
+    for system in SYSTEMS:
+        try:
+            if system == "op by op":
+                t = _time(op_by_op, min_time)
+            elif system == "xla opt":
+                t = _time(lambda r=runs[system]: r(*device_args), min_time)
+            else:
+                t = _time(lambda r=runs[system]: r(*args), min_time)
+            ratios[system] = t / base
+        except Exception as e:  # a system that cannot run a program is reported, not hidden
+            ratios[system] = None
+            notes.append(f"{system}: {type(e).__name__}: {e}")
+    return base, ratios, notes
+
+
+def large_rows(min_time: float, only: set[str] | None = None) -> list[Row]:
+    import ir
+    from rewrites.engine import optimize
+    from transforms import grad
+    from transforms.runtime_suite import workloads
+
+    rows = []
+    for w in workloads():
+        if only and w.name not in only:
+            continue
+        original = ir.make_jaxpr(w.fun)(*w.args)
+        if w.is_grad:
+            optimized = ir.make_jaxpr(grad(w.fun, argnums=w.argnums))(*w.args)
+        else:
+            optimized = optimize(original)[0]
+        base, ratios, notes = _systems(original, optimized, w.args, w.argnums, min_time)
+        rows.append(Row(w.name, "large", len(original.eqns), len(optimized.eqns), base, ratios, notes))
+    return rows
+
+
+def oracle_rows(min_time: float, only: set[str] | None = None) -> list[Row]:
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
+    from rewrites.engine import optimize
+
+    rows = []
+    for case in load_fixtures([DEFAULT_ORACLE], ["programs"]):
+        name = case.id.removeprefix("program/")
+        if only and name not in only:
+            continue
+        original = parse_case(case)
+        optimized = optimize(original)[0]
+        base, ratios, notes = _systems(original, optimized, case.arrays("args"), None, min_time)
+        rows.append(Row(name, "oracle", len(original.eqns), len(optimized.eqns), base, ratios, notes))
+    return rows
+
+
+# --- first calls, each in a fresh process ----------------------------------------------------------------
+
+_FIRST_CALL = """
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+from transforms.runtime_suite import workloads
+work = [w for w in workloads() if w.name == WORKLOAD][0]
+if SYSTEM == "eqjax":
+    from transforms import grad, jit
+    t1 = time.perf_counter()
+    f = jit(grad(work.fun, argnums=work.argnums) if work.is_grad else work.fun)
+    np.asarray(f(*work.args)[0])
+else:
+    import ir, jax
+    from eval.xla import to_jax
+    rebuilt = to_jax(ir.make_jaxpr(work.fun)(*work.args))
+    t1 = time.perf_counter()
+    f = jax.grad(lambda *a: rebuilt(*a)[0], work.argnums) if work.is_grad else rebuilt
+    jax.block_until_ready(jax.jit(f)(*work.args))
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1}))
+"""
+
+
+def first_calls(workload: str = "mlp_grad") -> dict[str, dict]:
+    """A workload's first call in fresh processes: eqjax `jit(grad(f))` (cold, then with its on-disk cache
+    warm) and `jax.jit(jax.grad(f))` (for a function, `jit(f)` and `jax.jit(f)`)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as cache_dir:
+        env = {**os.environ, "EQJAX_CACHE_DIR": cache_dir, "EQJAX_CACHE": "on"}
+        for label, system in (("eqjax cold", "eqjax"), ("eqjax cached", "eqjax"), ("jax.jit", "jax")):
+            script = f"SYSTEM = {system!r}\nWORKLOAD = {workload!r}\n" + _FIRST_CALL
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+            if done.returncode != 0:
+                out[label] = {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+            else:
+                out[label] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+# --- the report -------------------------------------------------------------------------------------------
+
+
+def pin_threads(n: int | None) -> None:
+    """The same thread count for BLAS, numexpr and XLA (XLA's must be set before JAX starts)."""
+    if n is None:
+        return
+    flags = f"--xla_cpu_multi_thread_eigen={'true' if n > 1 else 'false'} intra_op_parallelism_threads={n}"
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
+    os.environ["NUMEXPR_NUM_THREADS"] = str(n)
+    import numexpr
+    from threadpoolctl import threadpool_limits
+
+    numexpr.set_num_threads(n)
+    threadpool_limits(n)
+
+
+def summary(rows: list[Row]) -> dict:
+    """Median ratios per suite and system, and the targets checked."""
+    out: dict = {}
+    for suite in ("large", "oracle"):
+        chosen = [r for r in rows if r.suite == suite]
+        if not chosen:
+            continue
+        medians = {}
+        for system in SYSTEMS:
+            values = [r.ratios[system] for r in chosen if r.ratios.get(system) is not None]
+            medians[system] = statistics.median(values) if values else None
+        out[suite] = medians
+    xla = [r.ratios["xla opt"] for r in rows if r.ratios.get("xla opt") is not None]
+    out["xla opt worst"] = max(xla) if xla else None
+    redundant = [r.ratios["xla opt"] for r in rows if r.name.startswith("redundant_") and r.ratios.get("xla opt")]
+    out["xla opt redundant median"] = statistics.median(redundant) if redundant else None
+    return out
+
+
+def _ratio(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
+def print_report(rows: list[Row], firsts: dict, stats: dict, machine: dict, workload: str = "mlp_grad") -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(Console().width, 120))
+    table = Table(title="eqjax bench runtime: time / jax.jit (lower is faster)")
+    for col in ("program", "eqns", "jax.jit", *SYSTEMS):
+        table.add_column(col, justify="left" if col == "program" else "right")
+    for r in rows:
+        table.add_row(f"{r.name}", f"{r.eqns_before}->{r.eqns_after}", f"{r.jax_jit * 1e6:,.0f} µs",
+                      *(_ratio(r.ratios.get(s)) for s in SYSTEMS))
+    console.print(table)
+    for r in rows:
+        for note in r.notes:
+            console.print(f"[yellow]{r.name}[/yellow] {note}")
+    for suite, (system, target) in TARGETS.items():
+        if suite in stats:
+            got = stats[suite][system]
+            console.print(f"{suite} suite: median {system} / jax.jit = {_ratio(got)} (target <= {target}); "
+                          + ", ".join(f"{s} {_ratio(v)}" for s, v in stats[suite].items()))
+    console.print(f"xla opt / jax.jit: worst {_ratio(stats['xla opt worst'])} (target <= 1.0 within noise), "
+                  f"redundant_* median {_ratio(stats['xla opt redundant median'])} (target <= 0.8)")
+    for label, result in firsts.items():
+        if "error" in result:
+            console.print(f"first call, {label}: {result['error']}")
+        else:
+            console.print(f"first call of {workload}, {label}: {result['first_call_s']:.2f} s "
+                          f"(imports {result['import_s']:.2f} s)")
+    pools = sorted({f"{p['internal_api']} {p['num_threads']} threads" for p in machine["blas"]})
+    console.print(f"machine: {machine['cpu']}, {machine['cores']} cores, {', '.join(pools)}")
+
+
+def bench_runtime(suite: str = "all", threads: int | None = None, min_time: float = 0.2, as_json: bool = False,
+                  only: set[str] | None = None, first: bool = True) -> dict:
+    pin_threads(threads)
+    from eval import machine
+
+    rows = []
+    if suite in ("all", "large"):
+        rows += large_rows(min_time, only)
+    if suite in ("all", "oracle"):
+        rows += oracle_rows(min_time, only)
+    firsts = first_calls() if first else {}
+    stats = summary(rows)
+    fp = machine.fingerprint()
+    result = {"rows": [r.__dict__ for r in rows], "first_calls": firsts, "summary": stats, "machine": fp,
+              "threads": threads}
+    if as_json:
+        print(json.dumps(result, indent=1))
+    else:
+        print_report(rows, firsts, stats, fp)
+    return result
