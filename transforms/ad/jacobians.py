@@ -117,19 +117,20 @@ def hessian_program(closed: ClosedJaxpr, argnum: int = 0, options: Options = DEF
 # --- API ------------------------------------------------------------------------------------------
 
 
-def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: Options):
+def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: Options, backend: str):
     from ir.tree import tree_flatten, tree_unflatten
-    from transforms.ad.api import ProgramCache, _argnums, run_program, stage
+    from transforms.ad.api import ProgramCache, _argnums
 
     build = jacfwd_program if mode == "jacfwd" else jacrev_program
-    cache = ProgramCache()
+    cache = ProgramCache(backend)
 
     def jac_f(*args):
-        staged = stage(fun, args)
+        staged = cache.stage(fun, args)
         nums = _argnums(argnums, len(args))
         wrt = [i for n in nums for i in staged.arg_leaves[n]]
-        program, _ = cache.get(nums, staged, lambda: build(staged.closed, wrt, options))
-        blocks = iter(run_program(program, staged.flat_args))
+        program, _ = cache.get(nums, staged, lambda: build(staged.closed, wrt, options),
+                               on_disk=(mode, {"wrt": wrt, "options": options}))
+        blocks = iter(cache.run(program, staged.flat_args))
         per_out = []
         for _ in range(staged.out_tree.num_leaves):
             per_arg = []
@@ -144,16 +145,17 @@ def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: O
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, *, rules="default", cost="flops",
-           extractor="greedy_dag", limits=None):
+           extractor="greedy_dag", limits=None, backend: str = "numpy"):
     """The Jacobian by forward mode: for each output leaf, an array of shape out.shape + in.shape (a
-    tuple of them for a tuple of argnums, a pytree of them for a pytree argument)."""
-    return _jacobian("jacfwd", fun, argnums, Options(rules, cost, extractor, limits))
+    tuple of them for a tuple of argnums, a pytree of them for a pytree argument). Built and compiled
+    once per input signature; runs on `backend`."""
+    return _jacobian("jacfwd", fun, argnums, Options(rules, cost, extractor, limits), backend)
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, *, rules="default", cost="flops",
-           extractor="greedy_dag", limits=None):
+           extractor="greedy_dag", limits=None, backend: str = "numpy"):
     """The Jacobian by reverse mode (same layout as `jacfwd`)."""
-    return _jacobian("jacrev", fun, argnums, Options(rules, cost, extractor, limits))
+    return _jacobian("jacrev", fun, argnums, Options(rules, cost, extractor, limits), backend)
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, **options):
