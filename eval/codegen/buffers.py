@@ -1,5 +1,7 @@
 """What the source writer knows about the arrays of one function: which are C-contiguous, which it
-allocated itself, and which dead operand's buffer an inline ufunc may write its result into.
+allocated itself, and which dead operand's buffer an inline ufunc may write its result into. An inline
+expression valid only on C-contiguous operands checks the others when it runs, falling back to the
+implementation.
 
 Layout matters for bit-identity: NumPy's summation order, and whether `matmul` calls BLAS, depend
 on the memory layout of the operands, so generated code must hand every implementation arrays laid out
@@ -32,11 +34,12 @@ class Layouts:
         self.readers_ok: dict[int, bool] = {}
         self.outputs = {id(x) for x in jaxpr.outvars if isinstance(x, Var)}
         self.ops: list[Op | None] = []
+        self.checks: dict[int, list] = {}  # operands of a `needs_c` op to check for C order when it runs
         trees = trees or {}
         for i, eqn in enumerate(jaxpr.eqns):
             op = None if eqn.primitive in special_forms or i in folded or i in trees else inline_op(eqn)
-            if op is not None and op.needs_c and not all(self._is_c(x) for x in eqn.invars):
-                op = None
+            if op is not None and op.needs_c:
+                self.checks[i] = [x for x in eqn.invars if not self._is_c(x)]
             self.ops.append(op)
             if i in trees:
                 self._record_tree(eqn, trees[i].leaves)

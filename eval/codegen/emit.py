@@ -186,6 +186,10 @@ class FunctionWriter:
             reuse = self.layouts.reusable_operand(i, eqn)
             if reuse is not None:
                 text = text[:-1] + f", out={self.names[id(reuse)]})"
+        checks = self.layouts.checks.get(i)
+        if checks:
+            test = " and ".join(f"{self.atom(x)}.flags.c_contiguous" for x in checks)
+            text = f"({text} if {test} else {self._impl_text(eqn)})"
         name = self.define(out)
         if out.aval.shape == () and op.kind != VIEW or (op.kind == VIEW and id(eqn.invars[0]) in self.scalars):
             self.scalars.add(id(out))
@@ -205,11 +209,15 @@ class FunctionWriter:
         return " ".join([eqn.primitive, *operands])
 
     def _call_impl(self, eqn: Eqn) -> None:
+        self._assign(eqn, self._impl_text(eqn))
+
+    def _impl_text(self, eqn: Eqn) -> str:
+        """A direct call of the equation's implementation, its params written out."""
         fn, params = _impl_of(eqn)
         fn_name = self.module.bind(fn, f"impl_{eqn.primitive}_")
         args = [self.atom(x, as_array=True) for x in eqn.invars]
         args += [f"{k}={self._param(v)}" for k, v in params.items()]
-        self._assign(eqn, f"{fn_name}({', '.join(args)})")
+        return f"{fn_name}({', '.join(args)})"
 
     def _param(self, value: Any) -> str:
         if _is_plain(value):

@@ -54,7 +54,7 @@ def _text(eqn: Eqn, a: list[str]) -> str | None:
         from eval.codegen.inline import _integer_pow
         op = _integer_pow(eqn)
         return None if op is None else op.template.format(a[0])
-    if name in ("max", "min") and isinstance(eqn.invars[1], Literal):
+    if name in ("max", "min") and any(isinstance(x, Literal) for x in eqn.invars):
         from eval.codegen.inline import _max_min
         op = _max_min(eqn, name, eqn.invars[0].aval.dtype.short)
         return None if op is None else op.template.replace("_np.where", "where").format(*a)

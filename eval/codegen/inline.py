@@ -15,6 +15,7 @@ Every rule here is checked bit for bit against the implementation by tests/eval/
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -124,21 +125,22 @@ def _elementwise(eqn: Eqn) -> Op | None:
 
 
 def _max_min(eqn: Eqn, name: str, dt: str) -> Op | None:
-    """Integers: np.maximum/np.minimum. Floats against a literal +0 (relu): XLA's max(x, +0) is +0 for
-    x <= 0 (-0 included) and x otherwise (nan included): one `where`, the same values as `_max`."""
+    """Integers: np.maximum/np.minimum. Floats against a literal +0 on either side (relu): XLA's
+    max(x, +0) is +0 for x <= 0 (-0 included) and x otherwise (nan included): one `where`, the same
+    values as `_max`."""
     if dt[0] in "biu":
         return _ufunc("_np.maximum" if name == "max" else "_np.minimum", 2)
     if dt not in _FLOAT:
         return None
-    y = eqn.invars[1]
-    if isinstance(y, Literal) and float(y.value) == 0.0 and not _signbit(y.value):
-        test = "{0} <= 0" if name == "max" else "{0} > 0"  # min(x, +0): +0 for x > 0, x otherwise
-        return Op(EXPR, f"_np.where({test}, {{1}}, {{0}})")
+    for x, zero in ((0, 1), (1, 0)):  # XLA's max and min treat their operands alike
+        y = eqn.invars[zero]
+        if isinstance(y, Literal) and float(y.value) == 0.0 and not _signbit(y.value):
+            test = f"{{{x}}} <= 0" if name == "max" else f"{{{x}}} > 0"  # min(x, +0): +0 for x > 0, else x
+            return Op(EXPR, f"_np.where({test}, {{{zero}}}, {{{x}}})")
     return None
 
 
 def _signbit(value) -> bool:
-    import math
     return math.copysign(1.0, float(value)) < 0
 
 
@@ -204,18 +206,33 @@ def _reduce(eqn: Eqn) -> Op | None:
 
 @_rule("dot_general")
 def _dot_general(eqn: Eqn) -> Op | None:
-    """A plain matrix product of two C-contiguous matrices: np.matmul on them or their transposes, the
-    same operand layouts the implementation's transpose-then-copy gives (the emitter checks C layout)."""
+    """The implementation's matmul without its copies: on C-contiguous operands (the emitter checks), a
+    copy in order "K" has the layout of the transposed view it copies, so `matmul` sees the same operand
+    layouts and gives the same bits. Floating dtypes whose work dtype is their own."""
+    from eval.impls.dot_conv import _dimension_numbers, _free_dims
+
     lhs, rhs = (x.aval for x in eqn.invars)
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    pref = eqn.params.get("preferred_element_type")
-    if lhs.ndim != 2 or rhs.ndim != 2 or as_ints(lb) or as_ints(rb) or lhs.dtype != rhs.dtype:
+    out = eqn.outvars[0].aval
+    if lhs.dtype != rhs.dtype or lhs.dtype.short not in _INEXACT or out.dtype != lhs.dtype:
         return None
-    if lhs.dtype.short not in _INEXACT or (pref is not None and pref.short != lhs.dtype.short):
-        return None
-    a = "{0}" if as_ints(lc) == (1,) else "{0}.T"
-    b = "{1}" if as_ints(rc) == (0,) else "{1}.T"
-    return Op(FRESH, f"_np.matmul({a}, {b})", needs_c=True)
+    lc, rc, lb, rb = _dimension_numbers(eqn.params["dimension_numbers"])
+    lf, rf = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    batch = tuple(lhs.shape[d] for d in lb)
+    k = math.prod(lhs.shape[d] for d in lc)
+    m, n = math.prod(lhs.shape[d] for d in lf), math.prod(rhs.shape[d] for d in rf)
+    a = _permuted("{0}", (*lb, *lf, *lc), batch + (m, k))
+    b = _permuted("{1}", (*rb, *rc, *rf), batch + (k, n))
+    text = f"_np.matmul({a}, {b})"
+    if batch + (m, n) != out.shape:
+        text = f"{text}.reshape({out.shape!r})"
+    return Op(FRESH, text, needs_c=True)
+
+
+def _permuted(operand: str, perm: tuple[int, ...], shape: tuple[int, ...]) -> str:
+    """`np.transpose(x, perm).reshape(shape)`, leaving out the steps that are identities."""
+    if perm != tuple(range(len(perm))):
+        operand = f"_np.transpose({operand}, {perm!r})"
+    return f"{operand}.reshape({shape!r})"
 
 
 @_rule("reshape")

@@ -251,3 +251,17 @@ def test_rounding_differences_are_measured():
     report = rounding_differences(n=2000)
     assert {k.split()[0] for k in report} == set(ROUNDS_DIFFERENTLY)
     assert all(0.0 <= r["differ"] <= 1.0 and r["max_ulp"] < 64 for r in report.values())
+
+
+def test_a_product_checks_layouts_it_cannot_know_when_it_runs():
+    """A scan carry that is a transposed view after the first step: the inline product runs on the C
+    first carry, the implementation on the others, each bit for bit."""
+    def f(c0, w):
+        def step(c, _):
+            return jnp.transpose(jnp.tanh(c @ w)), None
+        return lax.scan(step, c0, None, length=4)[0]
+
+    c0, w = np.linspace(-1, 1, 9).reshape(3, 3), np.linspace(0.5, 1.5, 9).reshape(3, 3)
+    closed = ir.make_jaxpr(f)(c0, w)
+    assert ".flags.c_contiguous else _impl_dot_general" in compile_numpy(closed).source
+    assert_same_as_interpreter(closed, [c0, w])
