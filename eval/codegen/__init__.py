@@ -41,33 +41,45 @@ class CompiledProgram:
     def __call__(self, *args) -> list:
         return self.fn(*args)
 
+    def profile(self) -> list[tuple[int, str, float]]:
+        """With `compile_numpy(..., profile=True)`: (equation index, primitive, seconds spent) of each
+        top-level equation over every call so far (a loop's time is its equation's; fused equations count
+        at their tree's root)."""
+        seconds = self.fn.__globals__["_seconds"]
+        return [(i, e.primitive, seconds[i]) for i, e in enumerate(self.closed.eqns)]
+
+    def reset_profile(self) -> None:
+        seconds = self.fn.__globals__["_seconds"]
+        seconds[:] = [0.0] * len(seconds)
+
 
 _CACHE: OrderedDict[str, CompiledProgram] = OrderedDict()
 
 
-def compile_numpy(closed: ClosedJaxpr | Jaxpr, *, fuse: bool = False) -> CompiledProgram:
+def compile_numpy(closed: ClosedJaxpr | Jaxpr, *, fuse: bool = False, profile: bool = False) -> CompiledProgram:
     """`closed` as a Python function of NumPy calls (compiled once per fingerprint, then cached).
 
     `fuse=True` computes chains of float elementwise equations as one numexpr call each
     (`eval.codegen.fuse`): faster on large arrays, and bit-identical except for the transcendental
-    functions of `fuse.ROUNDS_DIFFERENTLY`, which may differ in the last bits.
+    functions of `fuse.ROUNDS_DIFFERENTLY`, which may differ in the last bits. `profile=True` times every
+    top-level equation (`CompiledProgram.profile()`).
     """
     if isinstance(closed, Jaxpr):
         closed = ClosedJaxpr(closed, [])
-    key = fingerprint(closed) + ("+fuse" if fuse else "")
+    key = fingerprint(closed) + ("+fuse" if fuse else "") + ("+profile" if profile else "")
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
-    compiled = _compile(closed, key, fuse)
+    compiled = _compile(closed, key, fuse, profile)
     _CACHE[key] = compiled
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return compiled
 
 
-def _compile(closed: ClosedJaxpr, key: str, fuse: bool) -> CompiledProgram:
-    module = Module(fuse)
+def _compile(closed: ClosedJaxpr, key: str, fuse: bool, profile: bool) -> CompiledProgram:
+    module = Module(fuse, profile)
     FunctionWriter(module, closed, "program", top=True).write()
     header = f"# eqjax generated NumPy, program {key[:16]}\n"
     source = header + module.source()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import time
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,13 @@ _PLAIN = (int, float, bool, str, type(None))
 class Module:
     """The generated module: its globals and its functions' sources (bodies first, the program last)."""
 
-    def __init__(self, fuse: bool = False):
-        self.fuse = fuse
+    def __init__(self, fuse: bool = False, profile: bool = False):
+        self.fuse, self.profile = fuse, profile
         self.globals: dict[str, Any] = {
             "_np": np, "_expit": special.expit, "_as_array": runtime.as_array, "_range": range, "_int": int,
             "_len": len, "_ignore_fp": runtime.ignore_fp_errors, "_restore_fp": runtime.restore_fp_errors,
-            "_coerce": runtime.coerce_arg, "_ndarray": np.ndarray, "_TypeError": _arity_error}
+            "_coerce": runtime.coerce_arg, "_ndarray": np.ndarray, "_TypeError": _arity_error,
+            "_clock": time.perf_counter, "_seconds": []}
         self.functions: list[str] = []
         self._names_of: dict[tuple, str] = {}  # (kind, id) -> global name, so each value is bound once
         self._bodies: dict[int, str] = {}
@@ -128,7 +130,9 @@ class FunctionWriter:
             if c.flags.c_contiguous:
                 self.layouts.c.add(id(v))
         params = [self.define(v) for v in jaxpr.invars]
-        if not self.top:
+        if self.top:
+            self.module.globals["_seconds"] = [0.0] * len(jaxpr.eqns)
+        else:
             self.scalars.update(id(v) for v in jaxpr.invars if v.aval.shape == ())
         for i, eqn in enumerate(jaxpr.eqns):
             self.equation(i, eqn)
@@ -163,10 +167,18 @@ class FunctionWriter:
     # --- one equation --------------------------------------------------------------------------------------
 
     def equation(self, i: int, eqn: Eqn) -> None:
-        special_form = _SPECIAL_FORMS.get(eqn.primitive)
-        op = self.layouts.ops[i]
+        """Emit equation `i`; with profiling (top level only), between two reads of the clock."""
         if i in self.folded:
             return
+        start = len(self.lines)
+        self._equation(i, eqn)
+        if self.module.profile and self.top:
+            self.lines.insert(start, "    _t = _clock()")
+            self.emit(f"_seconds[{i}] += _clock() - _t")
+
+    def _equation(self, i: int, eqn: Eqn) -> None:
+        special_form = _SPECIAL_FORMS.get(eqn.primitive)
+        op = self.layouts.ops[i]
         if i in self.trees:
             self._fused(eqn, self.trees[i])
         elif special_form is not None and not _has_keys(eqn):

@@ -265,3 +265,16 @@ def test_a_product_checks_layouts_it_cannot_know_when_it_runs():
     closed = ir.make_jaxpr(f)(c0, w)
     assert ".flags.c_contiguous else _impl_dot_general" in compile_numpy(closed).source
     assert_same_as_interpreter(closed, [c0, w])
+
+
+def test_profile_times_each_top_level_equation():
+    x = np.linspace(0, 1, 1000)
+    closed = ir.make_jaxpr(_chain)(x)
+    compiled = compile_numpy(closed, profile=True)
+    assert compile_numpy(closed) is not compiled
+    assert_same_as_interpreter(closed, [x])
+    compiled(x)
+    rows = compiled.profile()
+    assert [r[1] for r in rows] == [e.primitive for e in closed.eqns] and all(r[2] > 0 for r in rows)
+    compiled.reset_profile()
+    assert all(r[2] == 0.0 for r in compiled.profile())
