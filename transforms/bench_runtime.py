@@ -169,7 +169,8 @@ def first_calls(workload: str = "mlp_grad") -> dict[str, dict]:
 
 
 def pin_threads(n: int | None) -> None:
-    """The same thread count for BLAS, numexpr and XLA (XLA's must be set before JAX starts)."""
+    """The same thread count for BLAS, numexpr, generated NumPy's elementwise splitting and XLA (XLA's
+    must be set before JAX starts)."""
     if n is None:
         return
     flags = f"--xla_cpu_multi_thread_eigen={'true' if n > 1 else 'false'} intra_op_parallelism_threads={n}"
@@ -178,8 +179,11 @@ def pin_threads(n: int | None) -> None:
     import numexpr
     from threadpoolctl import threadpool_limits
 
+    from eval.codegen import runtime
+
     numexpr.set_num_threads(n)
     threadpool_limits(n)
+    runtime.set_num_threads(n)
 
 
 def summary(rows: list[Row]) -> dict:

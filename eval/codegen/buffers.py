@@ -78,6 +78,10 @@ class Layouts:
         if op.kind in (UFUNC, EXPR, FRESH) and eqn.outvars[0].aval.shape != ():
             self.owned.add(out)
 
+    def natural_c(self, eqn: Eqn) -> bool:
+        """Whether NumPy lays the result of this elementwise equation out in C order."""
+        return all(self._is_c(x) for x in eqn.invars)
+
     def reusable_operand(self, i: int, eqn: Eqn):
         """The operand of inline ufunc equation `i` whose buffer can hold its result, or None."""
         out = eqn.outvars[0].aval

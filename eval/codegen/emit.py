@@ -45,7 +45,7 @@ class Module:
             "_np": np, "_expit": special.expit, "_as_array": runtime.as_array, "_range": range, "_int": int,
             "_len": len, "_ignore_fp": runtime.ignore_fp_errors, "_restore_fp": runtime.restore_fp_errors,
             "_coerce": runtime.coerce_arg, "_ndarray": np.ndarray, "_TypeError": _arity_error,
-            "_clock": time.perf_counter, "_seconds": []}
+            "_clock": time.perf_counter, "_seconds": [], "_parallel": runtime.parallel}
         self.functions: list[str] = []
         self._names_of: dict[tuple, str] = {}  # (kind, id) -> global name, so each value is bound once
         self._bodies: dict[int, str] = {}
@@ -196,7 +196,12 @@ class FunctionWriter:
         out = eqn.outvars[0]
         if op.kind == UFUNC:
             reuse = self.layouts.reusable_operand(i, eqn)
-            if reuse is not None:
+            aval = out.aval
+            if aval.size >= runtime.PARALLEL_MIN and aval.shape[0] > 1 and self.layouts.natural_c(eqn):
+                buffer = self.names[id(reuse)] if reuse is not None else "None"
+                dtype = self.module.bind(aval.dtype.numpy, "dtype")
+                text = f"_parallel({op.ufunc}, {buffer}, {aval.shape!r}, {dtype}, {', '.join(operands)})"
+            elif reuse is not None:
                 text = text[:-1] + f", out={self.names[id(reuse)]})"
         checks = self.layouts.checks.get(i)
         if checks:

@@ -30,6 +30,7 @@ class Op:
     kind: str  # UFUNC, EXPR, FRESH or VIEW
     template: str  # a format string over the operands {0}, {1}, ... and constants named by `consts`
     consts: tuple = ()  # values the template names as {c0}, {c1}, ...: bound as globals of the program
+    ufunc: str = ""  # a UFUNC's function, as the template calls it
     keeps_c: bool = True  # a VIEW of a C-contiguous operand is C-contiguous
     needs_c: bool = False  # only valid on C-contiguous operands (the emitter calls the implementation else)
 
@@ -53,7 +54,7 @@ def _only_params(eqn: Eqn, *names: str) -> bool:
 
 
 def _ufunc(fn: str, n: int) -> Op:
-    return Op(UFUNC, f"{fn}({', '.join('{' + str(i) + '}' for i in range(n))})")
+    return Op(UFUNC, f"{fn}({', '.join('{' + str(i) + '}' for i in range(n))})", ufunc=fn)
 
 
 Rule = Callable[[Eqn], "Op | None"]

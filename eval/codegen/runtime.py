@@ -1,5 +1,5 @@
 """What generated programs call besides NumPy and the implementations: argument checks, the
-floating-point error state, and the wrapping of NumPy scalars.
+floating-point error state, the wrapping of NumPy scalars, and elementwise work split over threads.
 
 Generated code runs with NumPy's floating-point errors ignored, as every implementation does
 (`np.errstate(all="ignore")`), but entering `np.errstate` costs about a microsecond: the state is set
@@ -9,6 +9,8 @@ this NumPy has it, and through `np.errstate` otherwise.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -47,3 +49,62 @@ def coerce_arg(i: int, x: Any, aval: ShapedArray) -> np.ndarray:
 def as_array(x: Any) -> np.ndarray:
     """A 0-d result of an inlined NumPy expression (possibly a NumPy scalar) as a 0-d array."""
     return x if type(x) is np.ndarray else np.asarray(x)
+
+
+# --- elementwise work on several threads --------------------------------------------------------------------
+
+PARALLEL_MIN = 1 << 17  # elements: below this, handing work to a thread costs more than it saves
+_threads = None
+_pool: ThreadPoolExecutor | None = None
+
+
+def num_threads() -> int:
+    """Threads that large elementwise operations are split over: `set_num_threads(n)`, else
+    $EQJAX_NUM_THREADS, else the cores this process may use."""
+    if _threads is not None:
+        return _threads
+    if os.environ.get("EQJAX_NUM_THREADS"):
+        return max(1, int(os.environ["EQJAX_NUM_THREADS"]))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def set_num_threads(n: int | None) -> None:
+    """Split large elementwise operations over `n` threads (1: never; None: the default)."""
+    global _threads, _pool
+    _threads = None if n is None else max(1, int(n))
+    if _pool is not None:
+        _pool.shutdown(wait=False)
+        _pool = None
+
+
+def _chunk(ufunc, out: np.ndarray, lo: int, hi: int, operands: tuple) -> None:
+    token = ignore_fp_errors()  # worker threads do not inherit the caller's error state
+    try:
+        ufunc(*(x[lo:hi] if _split(x, out) else x for x in operands), out=out[lo:hi])
+    finally:
+        restore_fp_errors(token)
+
+
+def _split(x, out: np.ndarray) -> bool:
+    return type(x) is np.ndarray and x.ndim == out.ndim and x.shape[0] == out.shape[0]
+
+
+def parallel(ufunc, out: np.ndarray | None, shape: tuple, dtype: np.dtype, *operands) -> np.ndarray:
+    """`ufunc(*operands)` (into `out`, else a new C-contiguous array) computed in row blocks on
+    `num_threads()` threads. Elementwise, so bit for bit what one call gives; NumPy releases the GIL
+    inside the loops."""
+    global _pool
+    n = num_threads()
+    if out is None:
+        out = np.empty(shape, dtype)
+    if n == 1:
+        return ufunc(*operands, out=out)
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="eqjax-numpy")
+    rows = shape[0]
+    step = -(-rows // n)
+    futures = [_pool.submit(_chunk, ufunc, out, lo, min(lo + step, rows), operands) for lo in range(step, rows, step)]
+    ufunc(*(x[:step] if _split(x, out) else x for x in operands), out=out[:step])
+    for f in futures:
+        f.result()
+    return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -278,3 +280,28 @@ def test_profile_times_each_top_level_equation():
     assert [r[1] for r in rows] == [e.primitive for e in closed.eqns] and all(r[2] > 0 for r in rows)
     compiled.reset_profile()
     assert all(r[2] == 0.0 for r in compiled.profile())
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_large_elementwise_work_split_over_threads_is_bit_identical(threads, monkeypatch):
+    from eval.codegen import runtime
+
+    monkeypatch.setattr(runtime, "_threads", None)
+    runtime.set_num_threads(threads)
+    try:
+        rows = np.linspace(-2, 2, 301 * 1000).reshape(301, 1000)  # rows not divisible by the threads
+        col, row = np.linspace(0, 1, 301).reshape(301, 1), np.linspace(1, 2, 1000)
+
+        def f(x, c, r):
+            y = jnp.exp(x - c) * r + 2.0  # broadcast operands of both kinds, a literal, out= reuse
+            return jnp.tanh(y) / (1.0 + jnp.abs(x)), y > 3.0
+
+        closed = ir.make_jaxpr(f)(rows, col, row)
+        compiled = compile_numpy(closed)
+        assert "_parallel(_np.exp" in compiled.source
+        assert_same_as_interpreter(closed, [rows, col, row])
+        with warnings.catch_warnings():  # the worker threads ignore floating-point errors too
+            warnings.simplefilter("error")
+            compiled(rows * 1e3, col, row)
+    finally:
+        runtime.set_num_threads(None)
