@@ -45,7 +45,8 @@ class Module:
             "_np": np, "_expit": special.expit, "_as_array": runtime.as_array, "_range": range, "_int": int,
             "_len": len, "_ignore_fp": runtime.ignore_fp_errors, "_restore_fp": runtime.restore_fp_errors,
             "_coerce": runtime.coerce_arg, "_ndarray": np.ndarray, "_TypeError": _arity_error,
-            "_clock": time.perf_counter, "_seconds": [], "_parallel": runtime.parallel}
+            "_clock": time.perf_counter, "_seconds": [], "_parallel": runtime.parallel,
+            "_parallel_reduce": runtime.parallel_reduce}
         self.functions: list[str] = []
         self._names_of: dict[tuple, str] = {}  # (kind, id) -> global name, so each value is bound once
         self._bodies: dict[int, str] = {}
@@ -203,6 +204,10 @@ class FunctionWriter:
                 text = f"_parallel({op.ufunc}, {buffer}, {aval.shape!r}, {dtype}, {', '.join(operands)})"
             elif reuse is not None:
                 text = text[:-1] + f", out={self.names[id(reuse)]})"
+        elif op.axes is not None and self._parallel_reduction(eqn, op.axes):
+            dtype, initial = (self.module.bind(c, "k") for c in op.consts)
+            text = (f"_parallel_reduce({op.ufunc}, {operands[0]}, {op.axes!r}, {dtype}, {initial}, "
+                    f"{out.aval.shape!r})")
         checks = self.layouts.checks.get(i)
         if checks:
             test = " and ".join(f"{self.atom(x)}.flags.c_contiguous" for x in checks)
@@ -219,6 +224,12 @@ class FunctionWriter:
         leaves = ", ".join(f"v{k}={literal_value_text(x) if isinstance(x, Literal) else self.names[id(x)]}"
                            for k, x in enumerate(tree.leaves))
         self.emit(f"{name} = {program}({args})  # numexpr: {tree.text} with {leaves}")
+
+    def _parallel_reduction(self, eqn: Eqn, axes: tuple[int, ...]) -> bool:
+        """A reduction keeping axis 0 of a large C-contiguous operand: rows can be reduced on threads."""
+        x = eqn.invars[0]
+        return (0 not in axes and x.aval.size >= runtime.PARALLEL_MIN and x.aval.ndim > 1 and x.aval.shape[0] > 1
+                and self.layouts.natural_c(eqn))
 
     def comment(self, eqn: Eqn) -> str:
         """The equation as JAX prints it, without params: `sin c`, `add c 1.0`."""

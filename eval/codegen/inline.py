@@ -30,7 +30,8 @@ class Op:
     kind: str  # UFUNC, EXPR, FRESH or VIEW
     template: str  # a format string over the operands {0}, {1}, ... and constants named by `consts`
     consts: tuple = ()  # values the template names as {c0}, {c1}, ...: bound as globals of the program
-    ufunc: str = ""  # a UFUNC's function, as the template calls it
+    ufunc: str = ""  # a UFUNC's function (a reduction's ufunc), as the template calls it
+    axes: tuple[int, ...] | None = None  # a reduction's axes
     keeps_c: bool = True  # a VIEW of a C-contiguous operand is C-contiguous
     needs_c: bool = False  # only valid on C-contiguous operands (the emitter calls the implementation else)
 
@@ -201,7 +202,8 @@ def _reduce(eqn: Eqn) -> Op | None:
     except (TypeError, NotImplementedError):
         return None  # the implementation raises the error
     axes = as_ints(eqn.params["axes"])
-    return Op(FRESH, f"_np.{_MONOID[eqn.primitive]}.reduce({{0}}, axis={axes!r}, dtype={{c0}}, initial={{c1}})",
+    ufunc = f"_np.{_MONOID[eqn.primitive]}"
+    return Op(FRESH, f"{ufunc}.reduce({{0}}, axis={axes!r}, dtype={{c0}}, initial={{c1}})", ufunc=ufunc, axes=axes,
               consts=(dt.numpy, _identity(name, dt.numpy)))
 
 

@@ -77,10 +77,23 @@ def set_num_threads(n: int | None) -> None:
         _pool = None
 
 
-def _chunk(ufunc, out: np.ndarray, lo: int, hi: int, operands: tuple) -> None:
+def _blocks(rows: int, work) -> None:
+    """`work(lo, hi)` for row blocks covering `rows`, the first on this thread, the others on the pool."""
+    global _pool
+    n = num_threads()
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=max(n - 1, 1), thread_name_prefix="eqjax-numpy")
+    step = -(-rows // n)
+    futures = [_pool.submit(_in_worker, work, lo, min(lo + step, rows)) for lo in range(step, rows, step)]
+    work(0, min(step, rows))
+    for f in futures:
+        f.result()
+
+
+def _in_worker(work, lo: int, hi: int) -> None:
     token = ignore_fp_errors()  # worker threads do not inherit the caller's error state
     try:
-        ufunc(*(x[lo:hi] if _split(x, out) else x for x in operands), out=out[lo:hi])
+        work(lo, hi)
     finally:
         restore_fp_errors(token)
 
@@ -93,18 +106,24 @@ def parallel(ufunc, out: np.ndarray | None, shape: tuple, dtype: np.dtype, *oper
     """`ufunc(*operands)` (into `out`, else a new C-contiguous array) computed in row blocks on
     `num_threads()` threads. Elementwise, so bit for bit what one call gives; NumPy releases the GIL
     inside the loops."""
-    global _pool
-    n = num_threads()
     if out is None:
         out = np.empty(shape, dtype)
-    if n == 1:
+    if num_threads() == 1:
         return ufunc(*operands, out=out)
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="eqjax-numpy")
-    rows = shape[0]
-    step = -(-rows // n)
-    futures = [_pool.submit(_chunk, ufunc, out, lo, min(lo + step, rows), operands) for lo in range(step, rows, step)]
-    ufunc(*(x[:step] if _split(x, out) else x for x in operands), out=out[:step])
-    for f in futures:
-        f.result()
+
+    def work(lo: int, hi: int) -> None:
+        ufunc(*(x[lo:hi] if _split(x, out) else x for x in operands), out=out[lo:hi])
+
+    _blocks(shape[0], work)
+    return out
+
+
+def parallel_reduce(ufunc, x: np.ndarray, axes: tuple, dtype: np.dtype, initial, shape: tuple) -> np.ndarray:
+    """`ufunc.reduce(x, axes, ...)` with axis 0 kept, in blocks of rows on `num_threads()` threads: each
+    row is reduced exactly as in one call."""
+    out = np.empty(shape, dtype)
+    if num_threads() == 1:
+        return ufunc.reduce(x, axis=axes, dtype=dtype, initial=initial, out=out)
+    _blocks(x.shape[0], lambda lo, hi: ufunc.reduce(x[lo:hi], axis=axes, dtype=dtype, initial=initial,
+                                                    out=out[lo:hi]))
     return out

@@ -305,3 +305,18 @@ def test_large_elementwise_work_split_over_threads_is_bit_identical(threads, mon
             compiled(rows * 1e3, col, row)
     finally:
         runtime.set_num_threads(None)
+
+
+@pytest.mark.parametrize("axes", [(1,), (2,), (1, 2)])
+@pytest.mark.parametrize("prim", ["sum", "max", "min", "prod"])
+def test_large_reductions_split_over_rows_are_bit_identical(axes, prim):
+    from eval.codegen import runtime
+
+    runtime.set_num_threads(3)
+    try:
+        x = np.sin(np.arange(37 * 64 * 60, dtype=np.float64)).reshape(37, 64, 60) + 1.0
+        closed = ir.make_jaxpr(lambda a: getattr(jnp, prim)(a, axis=axes))(x)
+        assert "_parallel_reduce" in compile_numpy(closed).source
+        assert_same_as_interpreter(closed, [x])
+    finally:
+        runtime.set_num_threads(None)
