@@ -1,6 +1,6 @@
 """Rule metadata: a rule is one line of data with a name, a category, a soundness class and its math.
 
-    Rule(name="mul-one", category="arith", soundness="exact", math="x*1 -> x", egg=<egglog rewrite>)
+    Rule(name="mul-one", category="arith", soundness="exact", math="x*1 -> x", built=(<egglog rewrite>,))
 
 Soundness classes (see the project design):
     exact    bit-identical results for every input, special values included
@@ -10,31 +10,52 @@ Soundness classes (see the project design):
 
 Rule lists are checked on load (`check_rules`): kebab-case unique names, a known class, a math
 comment, and no variable on the right-hand side that the left side and conditions do not bind.
+
+Tables of many rules of which a program needs few (the AD and batching rules, one per primitive) build
+them lazily: `Rule.lazy(..., build, trigger=...)` builds its egglog rules on first use of `egg` (and checks
+them then); `trigger` names a symbol the rules' queries need (`rewrites.liveness`), so the engine builds
+only the rules whose trigger is in the e-graph.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from egglog import RewriteOrRule, birewrite, rewrite, rule
+from egglog import declarations as ED
 
 SOUNDNESS = ("exact", "real", "guarded", "unsafe")
 EXACT, REAL, GUARDED, UNSAFE = SOUNDNESS
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rule:
     name: str
     category: str
     soundness: str
     math: str
-    egg: tuple[RewriteOrRule, ...] = field(repr=False)
+    built: tuple[RewriteOrRule, ...] | None = field(repr=False)  # None until `build` runs (lazy rules)
     # Rules that can grow the e-graph without bound (assoc/comm) run under back-off in their own group.
     explosive: bool = False
+    build: Callable[[], tuple[RewriteOrRule, ...]] | None = field(default=None, repr=False)
+    trigger: str | None = None  # a symbol every egglog rule of a lazy rule needs (`rewrites.liveness`)
+
+    @classmethod
+    def lazy(cls, name: str, category: str, soundness: str, math: str, build: Callable[[], tuple], *,
+             trigger: str, explosive: bool = False) -> Rule:
+        return cls(name, category, soundness, math, None, explosive, build, trigger)
+
+    @property
+    def egg(self) -> tuple[RewriteOrRule, ...]:
+        if self.built is None:
+            built = tuple(self.build())
+            _check_eggs(self.name, built)
+            object.__setattr__(self, "built", built)
+        return self.built
 
     def __str__(self) -> str:
         return f"{self.name:32} {self.category:12} {self.soundness:8} {self.math}"
@@ -90,11 +111,16 @@ def check_rules(rules: Iterable[Rule]) -> list[Rule]:
             raise RuleError(f"rule {r.name!r}: soundness {r.soundness!r} is not one of {SOUNDNESS}")
         if not r.math.strip():
             raise RuleError(f"rule {r.name!r} has no math comment")
-        for egg in r.egg:
-            unbound = _unbound_rhs_vars(egg)
-            if unbound:
-                raise RuleError(f"rule {r.name!r}: right-hand side uses unbound variables {sorted(unbound)}")
+        if r.built is not None:  # a lazy rule is checked when it is built
+            _check_eggs(r.name, r.built)
     return rules
+
+
+def _check_eggs(name: str, eggs: tuple[RewriteOrRule, ...]) -> None:
+    for egg in eggs:
+        unbound = _unbound_rhs_vars(egg)
+        if unbound:
+            raise RuleError(f"rule {name!r}: right-hand side uses unbound variables {sorted(unbound)}")
 
 
 def _unbound_rhs_vars(egg: RewriteOrRule) -> set[str]:
@@ -107,21 +133,27 @@ def _unbound_rhs_vars(egg: RewriteOrRule) -> set[str]:
     return used - bound - _vars_bound_by_let(decl.head)
 
 
+_LEAVES = (ED.LitDecl, ED.JustTypeRef, ED.PyObjectDecl, ED.LetRefDecl, ED.DummyDecl)
+
+
 def _vars_in(node: Any) -> set[str]:
     """Names of pattern variables anywhere inside an egglog declaration object."""
     found: set[str] = set()
     stack = [node]
     while stack:
         n = stack.pop()
-        if type(n).__name__ == "UnboundVarDecl":
+        if isinstance(n, ED.TypedExprDecl):
+            stack.append(n.expr)
+        elif isinstance(n, ED.CallDecl):
+            stack.extend(n.args)
+        elif isinstance(n, ED.UnboundVarDecl):
             found.add(n.name)
-            continue
-        if isinstance(n, (tuple, list)):
+        elif isinstance(n, (tuple, list)):
             stack.extend(n)
-        elif hasattr(n, "__dataclass_fields__"):
+        elif hasattr(n, "__dataclass_fields__") and not isinstance(n, _LEAVES):
             stack.extend(getattr(n, f) for f in n.__dataclass_fields__)
     return found
 
 
 def _vars_bound_by_let(actions: Any) -> set[str]:
-    return {a.name for a in actions if type(a).__name__ == "LetDecl"}
+    return {a.name for a in actions if isinstance(a, ED.LetDecl)}

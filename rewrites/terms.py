@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from egglog import Expr, StringLike, Vec, f64Like, function, i64, i64Like, method
+from egglog import EGraph, Expr, StringLike, Vec, f64Like, function, i64, i64Like, method
 
 
 class Arr(Expr, egg_sort="Arr"):
@@ -302,12 +303,29 @@ class _Ops:
 T = _Ops()
 
 
+def declare(egraph, exprs: Callable[[], Sequence], flag: str) -> None:
+    """Declare the constructors and functions the expressions `exprs()` use to `egraph` without adding
+    nodes, so that commands built at egglog's level can name them; once per `flag`. An egraph stand-in
+    (`rewrites.encode.Staging`) keeps the declaration to replay it."""
+    if getattr(egraph, flag, False):
+        return
+    setattr(egraph, flag, True)
+    if not isinstance(egraph, EGraph):
+        egraph.declare(exprs, flag)
+        return
+    for expr in exprs():
+        egraph._add_decls(expr)
+        egraph._state.typed_expr_to_egg(expr.__egg_typed_expr__)
+
+
 def declare_terms(egraph) -> None:
     """Declare every sort and constructor to `egraph` without adding a node, so that commands built
     directly at egglog's level (the fast loader in `rewrites.encode`) can name them. Idempotent."""
-    if getattr(egraph, "_eqjax_terms_declared", False):
-        return
-    egraph._eqjax_terms_declared = True
+    declare(egraph, _term_uses, "_eqjax_terms_declared")
+
+
+@cache
+def _term_uses() -> tuple:
     x = Arr.inp(0)
     xs = args_list([x])
     bodies = Bodies.cons(Body.of(0, args_list([Arr.barg(0, 0)])), Bodies.nil())
@@ -316,9 +334,7 @@ def declare_terms(egraph) -> None:
     for spec in SPECS.values():
         fields = [_placeholder(kind) for _, kind in spec.fields]
         uses.append(CONSTRUCTORS[spec.primitive](*([x] * spec.arity), *fields, ""))
-    for expr in uses:
-        egraph._add_decls(expr)
-        egraph._state.typed_expr_to_egg(expr.__egg_typed_expr__)
+    return tuple(uses)
 
 
 def _placeholder(kind: FieldKind):

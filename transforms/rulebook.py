@@ -48,16 +48,6 @@ AUX_KINDS = {"ints": (Vec[i64], aux_ints), "int": (i64, aux_int), "str": (String
 _FIELD_SLOT = {"int": "int", "ints": "ints", "dtype": "str", "dimension_numbers": "str"}
 
 
-def declare(egraph, exprs: Sequence, flag: str) -> None:
-    """Declare `exprs`' constructors to `egraph` without adding nodes (once per `flag`)."""
-    if getattr(egraph, flag, False):
-        return
-    setattr(egraph, flag, True)
-    for expr in exprs:
-        egraph._add_decls(expr)
-        egraph._state.typed_expr_to_egg(expr.__egg_typed_expr__)
-
-
 @dataclass(frozen=True)
 class Aux:
     """Values a rule computes in Python: `kinds` is a space-separated list of slot kinds (see the module
@@ -92,9 +82,10 @@ _fresh = itertools.count()
 
 @contextmanager
 def collecting():
-    """While a rule's right-hand side is built: the facts its lambda adds to the query."""
-    global _conditions
-    _conditions = []
+    """While a rule's right-hand side is built: the facts its lambda adds to the query. Their variables
+    are numbered from 0 in each rule, whatever order rules are built in."""
+    global _conditions, _fresh
+    _conditions, _fresh = [], itertools.count()
     try:
         yield _conditions
     finally:

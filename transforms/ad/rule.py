@@ -190,17 +190,21 @@ class ADBook:
     def add(self, mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
         """The general entry the others are made of: a rule rewriting `<mode>_of("prim:slot", key,
         primals, outs, seeds)` with `n_primals`, `n_outs`, `n_seeds` pattern variables into
-        `build(seeds, xs, outs, aux_values)`; `suffix` tells apart several rules of one slot."""
-        k = var("key", String)
-        xs = [var(f"x{j}", Arr) for j in range(n_primals)]
-        outs = [var(f"o{j}", Arr) for j in range(n_outs)]
-        seeds = [var(f"g{j}", Arr) for j in range(n_seeds)]
-        node = (jvp_of if mode == "jvp" else vjp_of)(
-            String(f"{prim}:{slot}"), k, args_list(xs), args_list(outs), args_list(seeds))
-        with collecting() as conditions:
-            rhs = build(seeds, xs, outs, aux_values(k, aux))
+        `build(seeds, xs, outs, aux_values)`; `suffix` tells apart several rules of one slot. The rule is
+        built when a program first needs it (`Rule.lazy`)."""
+        def egg():
+            k = var("key", String)
+            xs = [var(f"x{j}", Arr) for j in range(n_primals)]
+            outs = [var(f"o{j}", Arr) for j in range(n_outs)]
+            seeds = [var(f"g{j}", Arr) for j in range(n_seeds)]
+            node = (jvp_of if mode == "jvp" else vjp_of)(
+                String(f"{prim}:{slot}"), k, args_list(xs), args_list(outs), args_list(seeds))
+            with collecting() as conditions:
+                rhs = build(seeds, xs, outs, aux_values(k, aux))
+            return (rewrite(node).to(rhs, *conditions),)
+
         name = f"{mode}-{prim}-{slot}{suffix}".replace("_", "-").lower()
-        rule = Rule(name, mode, EXACT, math, (rewrite(node).to(rhs, *conditions),))
+        rule = Rule.lazy(name, mode, EXACT, math, egg, trigger=f"{mode}_of:{prim}:{slot}")
         entry = ADRule(mode, prim, slot, whole, aux, rule)
         table = JVP if mode == "jvp" else VJP
         if slot in table.get(prim, {}) and not suffix:

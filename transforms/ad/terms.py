@@ -22,10 +22,12 @@ A `zero` is unioned with its decodable form, a broadcast of 0 whose params key i
 
 from __future__ import annotations
 
+from functools import cache
+
 from egglog import StringLike, Vec, function, i64
 
-from rewrites.terms import Args, Arr, args_list
-from transforms.rulebook import AUX_TABLES, declare
+from rewrites.terms import Args, Arr, args_list, declare
+from transforms.rulebook import AUX_TABLES
 
 ZEROS_EXTRA = "zeros"
 
@@ -45,6 +47,10 @@ def zero(shape: Vec[i64], dtype: StringLike) -> Arr: ...
 
 def declare_ad_terms(egraph) -> None:
     """Declare the AD constructors and tables to `egraph` without adding nodes. Idempotent."""
+    declare(egraph, _uses, "_eqjax_ad_declared")
+
+
+@cache
+def _uses() -> tuple:
     xs = args_list([Arr.inp(0)])
-    declare(egraph, (jvp_of("", "", xs, xs, xs), vjp_of("", "", xs, xs, xs), zero(Vec[i64].empty(), ""),
-                     *AUX_TABLES), "_eqjax_ad_declared")
+    return (jvp_of("", "", xs, xs, xs), vjp_of("", "", xs, xs, xs), zero(Vec[i64].empty(), ""), *AUX_TABLES)

@@ -242,14 +242,20 @@ class VmapBook:
         return out
 
     def _rule(self, prim, flags, n, results, aux, f, math, held, j, suffix) -> Rule:
-        k = var("key", String)
-        xs = [var(f"x{i}", Arr) for i in range(n)]
-        node = vmap_of(String(tag(prim, flags, held, j if results > 1 else None)), k, args_list(xs))
-        with collecting() as conditions:
-            rhs = f(*xs, *aux_values(k, aux, held))
-            if isinstance(rhs, (list, tuple)):
-                rhs = rhs[j]
+        """One rule, built when a program first needs it (`Rule.lazy`)."""
+        node_tag = tag(prim, flags, held, j if results > 1 else None)
+
+        def egg():
+            k = var("key", String)
+            xs = [var(f"x{i}", Arr) for i in range(n)]
+            node = vmap_of(String(node_tag), k, args_list(xs))
+            with collecting() as conditions:
+                rhs = f(*xs, *aux_values(k, aux, held))
+                if isinstance(rhs, (list, tuple)):
+                    rhs = rhs[j]
+            return (rewrite(node).to(rhs, *conditions),)
+
         parts = [prim, flags.replace("*", "any"), *(["apply"] if held else []),
                  *([f"out{j}"] if results > 1 else [])]
         name = ("vmap-" + "-".join(parts) + suffix).replace("_", "-").lower()
-        return Rule(name, "vmap", EXACT, math, (rewrite(node).to(rhs, *conditions),))
+        return Rule.lazy(name, "vmap", EXACT, math, egg, trigger=f"vmap_of:{node_tag}")

@@ -14,10 +14,12 @@ rewrites each into primal-language terms (`transforms.batching.rules`).
 
 from __future__ import annotations
 
+from functools import cache
+
 from egglog import StringLike, function
 
-from rewrites.terms import Args, Arr, args_list
-from transforms.rulebook import AUX_TABLES, declare
+from rewrites.terms import Args, Arr, args_list, declare
+from transforms.rulebook import AUX_TABLES
 
 
 @function(egg_fn="vmap_of", unextractable=True)
@@ -26,4 +28,9 @@ def vmap_of(rule: StringLike, key: StringLike, operands: Args) -> Arr: ...
 
 def declare_vmap_terms(egraph) -> None:
     """Declare the batching constructor and the aux tables to `egraph` without adding nodes."""
-    declare(egraph, (vmap_of("", "", args_list([Arr.inp(0)])), *AUX_TABLES), "_eqjax_vmap_declared")
+    declare(egraph, _uses, "_eqjax_vmap_declared")
+
+
+@cache
+def _uses() -> tuple:
+    return (vmap_of("", "", args_list([Arr.inp(0)])), *AUX_TABLES)

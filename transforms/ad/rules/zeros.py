@@ -5,6 +5,8 @@ JVP rule instantiates (the untaken branch of `select_n`, a multi-result op's unu
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from egglog import String, Vec, eq, i64, rule, union, var, vars_
 
 from rewrites.rule import EXACT, Rule
@@ -18,13 +20,14 @@ EMPTY = Vec[i64].empty()
 RULES: list[Rule] = []
 
 
-def _rule(name: str, math: str, *eggs) -> None:
-    RULES.append(Rule(name, "zero", EXACT, math, tuple(eggs)))
+def _rule(name: str, math: str, eggs: Callable[[], Iterable]) -> None:
+    """A rule built when a program first holds a symbolic zero, which every one of them matches."""
+    RULES.append(Rule.lazy(name, "zero", EXACT, math, lambda: tuple(eggs()), trigger="zero"))
 
 
-_rule("zero-decodable", "a symbolic zero evaluates as a broadcast 0 (params key `zeros`)",
+_rule("zero-decodable", "a symbolic zero evaluates as a broadcast 0 (params key `zeros`)", lambda: [
       rule(eq(z).to(zero(sh, d))).then(
-          union(z).with_(T.broadcast_in_dim(Arr.scalar(0.0, d), sh, EMPTY, extra=ZEROS_EXTRA))))
+          union(z).with_(T.broadcast_in_dim(Arr.scalar(0.0, d), sh, EMPTY, extra=ZEROS_EXTRA)))])
 
 # Ops linear in the listed operand: a zero there makes the result a zero of the result's aval.
 LINEAR_IN = {"mul": (0, 1), "div": (0,), "neg": (0,), "convert_element_type": (0,), "reduce_sum": (0,),
@@ -42,15 +45,15 @@ def _linear_zero(prim: str, i: int):
                 ).then(union(e).with_(zero(sh2, d2)))
 
 
-_rule("zero-through-linear", "f(.., 0, ..) = 0 for f linear in that operand (mul, dot, reduce_sum, ...)",
-      *(_linear_zero(prim, i) for prim, slots in sorted(LINEAR_IN.items()) for i in slots))
-_rule("zero-add", "t + 0 = 0 + t = t (same shape)",
+_rule("zero-through-linear", "f(.., 0, ..) = 0 for f linear in that operand (mul, dot, reduce_sum, ...)", lambda: [
+      _linear_zero(prim, i) for prim, slots in sorted(LINEAR_IN.items()) for i in slots])
+_rule("zero-add", "t + 0 = 0 + t = t (same shape)", lambda: [
       *(rule(eq(e).to(CONSTRUCTORS[p](x, zero(sh, d), s)), eq(shape_of(x)).to(sh)).then(union(e).with_(x))
         for p in ("add", "add_any", "sub")),
       *(rule(eq(e).to(CONSTRUCTORS[p](zero(sh, d), x, s)), eq(shape_of(x)).to(sh)).then(union(e).with_(x))
-        for p in ("add", "add_any")))
-_rule("zero-sub-from", "0 - t = -t (same shape)",
-      rule(eq(e).to(T.sub(zero(sh, d), x, extra=s)), eq(shape_of(x)).to(sh)).then(union(e).with_(T.neg(x))))
-_rule("zero-select", "select_n(p, 0, 0) = 0, select_n(p, 0, 0, 0) = 0",
-      *(rule(eq(e).to(apply("select_n", s, args_list([x, *[zero(sh, d)] * n])))).then(union(e).with_(zero(sh, d)))
-        for n in (2, 3)))
+        for p in ("add", "add_any"))])
+_rule("zero-sub-from", "0 - t = -t (same shape)", lambda: [
+      rule(eq(e).to(T.sub(zero(sh, d), x, extra=s)), eq(shape_of(x)).to(sh)).then(union(e).with_(T.neg(x)))])
+_rule("zero-select", "select_n(p, 0, 0) = 0, select_n(p, 0, 0, 0) = 0", lambda: [
+      rule(eq(e).to(apply("select_n", s, args_list([x, *[zero(sh, d)] * n])))).then(union(e).with_(zero(sh, d)))
+      for n in (2, 3)])
