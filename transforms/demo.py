@@ -1,6 +1,7 @@
 """`make demo`: the whole path on a small MLP loss — trace, optimize through the e-graph, evaluate,
 then its gradient built by the AD rules in the same kind of e-graph, checked by finite differences,
-then per-example gradients by the batching rules (vmap of the gradient), checked against a loop.
+compiled to straight-line NumPy and timed on each backend, then per-example gradients by the batching
+rules (vmap of the gradient), checked against a loop.
 
 The loss is written the way people write it when refactoring (a normalisation by 1.0, a residual
 `h - h*0` left from an experiment, a transpose applied twice); the optimizer removes what it can
@@ -64,6 +65,7 @@ def run_demo() -> None:
     moved = [w1 + step, *leaves[1:]], [w1 - step, *leaves[1:]]
     fd = (float(eval_jaxpr(closed, *moved[0])[0]) - float(eval_jaxpr(closed, *moved[1])[0])) / 2e-6
     print(f"\n# d loss / d w1[0,0] = {float(grads[0][0, 0]):.9g} (gradient program), {fd:.9g} (central difference)")
+    _run_for_real(gradient, leaves)
 
     from transforms import grad, jit, vmap
 
@@ -76,3 +78,19 @@ def run_demo() -> None:
     worst = max(float(np.max(np.abs(g[i] - leaf)))
                 for i, one in enumerate(loop) for g, leaf in zip(tree_leaves(got), tree_leaves(one), strict=True))
     print(f"# largest difference from a loop over the {len(x)} examples: {worst:.3g}")
+
+
+def _run_for_real(program, leaves) -> None:
+    """The gradient program as generated NumPy, and its time on each backend."""
+    from eval.codegen import compile_numpy
+    from eval.measure import measure
+    from ir.errors import EqjaxError
+
+    compiled = compile_numpy(program)
+    print("\n# the gradient program compiled to NumPy (eval.compile_numpy), bit for bit the interpreter")
+    print(compiled.source)
+    for backend in ("interpreter", "numpy", "xla"):
+        try:
+            print(f"# {measure(program, *leaves, backend=backend, min_time=0.1).summary()}")
+        except EqjaxError as e:  # the xla backend without the jax extra
+            print(f"# {backend}: {e}")

@@ -1,7 +1,7 @@
-"""What the source writer knows about the arrays of one function: which are C-contiguous, which it
-allocated itself, and which dead operand's buffer an inline ufunc may write its result into. An inline
-expression valid only on C-contiguous operands checks the others when it runs, falling back to the
-implementation.
+"""What the source writer knows about the arrays of one function: which are C-contiguous (or dense: a
+transpose of a C array), which it allocated itself, and which dead operand's buffer an inline ufunc may
+write its result into. An inline expression valid only on dense operands checks those whose layout only
+the run knows (a body's inputs, an implementation's results), falling back to the implementation.
 
 Layout matters for bit-identity: NumPy's summation order, and whether `matmul` calls BLAS, depend
 on the memory layout of the operands, so generated code must hand every implementation arrays laid out
@@ -29,17 +29,22 @@ class Layouts:
 
     def __init__(self, jaxpr: Jaxpr, inputs_c: bool, special_forms=(), trees=None, folded=frozenset()):
         self.c: set[int] = {id(v) for v in jaxpr.invars} if inputs_c else set()
+        self.dense: set[int] = set(self.c)  # C order, or a permutation of it (a transpose of a C array)
+        self.unknown: set[int] = set() if inputs_c else {id(v) for v in jaxpr.invars}  # layout known when run
         self.owned: set[int] = set()
         self.last_use: dict[int, int] = {}
         self.readers_ok: dict[int, bool] = {}
         self.outputs = {id(x) for x in jaxpr.outvars if isinstance(x, Var)}
         self.ops: list[Op | None] = []
-        self.checks: dict[int, list] = {}  # operands of a `needs_c` op to check for C order when it runs
+        self.checks: dict[int, list] = {}  # operands of a `needs_dense` op to check when it runs
         trees = trees or {}
         for i, eqn in enumerate(jaxpr.eqns):
             op = None if eqn.primitive in special_forms or i in folded or i in trees else inline_op(eqn)
-            if op is not None and op.needs_c:
-                self.checks[i] = [x for x in eqn.invars if not self._is_c(x)]
+            if op is not None and op.needs_dense:
+                if any(not self._is_dense(x) and id(x) not in self.unknown for x in eqn.invars):
+                    op = None
+                else:
+                    self.checks[i] = [x for x in eqn.invars if not self._is_dense(x)]
             self.ops.append(op)
             if i in trees:
                 self._record_tree(eqn, trees[i].leaves)
@@ -64,8 +69,12 @@ class Layouts:
     def _is_c(self, x) -> bool:
         return isinstance(x, Literal) or x.aval.shape == () or id(x) in self.c
 
+    def _is_dense(self, x) -> bool:
+        return self._is_c(x) or id(x) in self.dense
+
     def _record(self, eqn: Eqn, op: Op | None) -> None:
         if op is None or len(eqn.outvars) != 1:
+            self.unknown.update(id(v) for v in eqn.outvars)  # an implementation's result may be a view
             return
         out = id(eqn.outvars[0])
         if op.kind == FRESH:
@@ -75,6 +84,13 @@ class Layouts:
                 self.c.add(out)
         elif op.keeps_c and self._is_c(eqn.invars[0]):
             self.c.add(out)
+        elif op.permutes and self._is_dense(eqn.invars[0]):
+            self.dense.add(out)
+        elif id(eqn.invars[0]) in self.unknown:
+            self.unknown.add(out)
+        if op.kind in (UFUNC, EXPR) and not self._is_c(eqn.outvars[0]) and any(
+                id(x) in self.unknown for x in eqn.invars):
+            self.unknown.add(out)
         if op.kind in (UFUNC, EXPR, FRESH) and eqn.outvars[0].aval.shape != ():
             self.owned.add(out)
 

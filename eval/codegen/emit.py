@@ -46,7 +46,7 @@ class Module:
             "_len": len, "_ignore_fp": runtime.ignore_fp_errors, "_restore_fp": runtime.restore_fp_errors,
             "_coerce": runtime.coerce_arg, "_ndarray": np.ndarray, "_TypeError": _arity_error,
             "_clock": time.perf_counter, "_seconds": [], "_parallel": runtime.parallel,
-            "_parallel_reduce": runtime.parallel_reduce}
+            "_parallel_reduce": runtime.parallel_reduce, "_dense": runtime.dense}
         self.functions: list[str] = []
         self._names_of: dict[tuple, str] = {}  # (kind, id) -> global name, so each value is bound once
         self._bodies: dict[int, str] = {}
@@ -210,7 +210,7 @@ class FunctionWriter:
                     f"{out.aval.shape!r})")
         checks = self.layouts.checks.get(i)
         if checks:
-            test = " and ".join(f"{self.atom(x)}.flags.c_contiguous" for x in checks)
+            test = " and ".join(f"_dense({self.atom(x)})" for x in checks)
             text = f"({text} if {test} else {self._impl_text(eqn)})"
         name = self.define(out)
         if out.aval.shape == () and op.kind != VIEW or (op.kind == VIEW and id(eqn.invars[0]) in self.scalars):

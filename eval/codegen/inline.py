@@ -33,7 +33,8 @@ class Op:
     ufunc: str = ""  # a UFUNC's function (a reduction's ufunc), as the template calls it
     axes: tuple[int, ...] | None = None  # a reduction's axes
     keeps_c: bool = True  # a VIEW of a C-contiguous operand is C-contiguous
-    needs_c: bool = False  # only valid on C-contiguous operands (the emitter calls the implementation else)
+    permutes: bool = False  # a VIEW that permutes the axes of its operand (of a dense operand: dense)
+    needs_dense: bool = False  # valid only on dense operands (the emitter calls the implementation else)
 
 
 _NARROW = ("f16", "bf16")
@@ -209,9 +210,10 @@ def _reduce(eqn: Eqn) -> Op | None:
 
 @_rule("dot_general")
 def _dot_general(eqn: Eqn) -> Op | None:
-    """The implementation's matmul without its copies: on C-contiguous operands (the emitter checks), a
-    copy in order "K" has the layout of the transposed view it copies, so `matmul` sees the same operand
-    layouts and gives the same bits. Floating dtypes whose work dtype is their own."""
+    """The implementation's matmul without its copies. The implementation copies each transposed operand
+    in order "K", which for a dense operand (C order or a permutation of it) keeps its strides: on dense
+    operands `matmul` then sees the same layouts and gives the same bits. Floating dtypes whose work dtype
+    is their own."""
     from eval.impls.dot_conv import _dimension_numbers, _free_dims
 
     lhs, rhs = (x.aval for x in eqn.invars)
@@ -223,19 +225,20 @@ def _dot_general(eqn: Eqn) -> Op | None:
     batch = tuple(lhs.shape[d] for d in lb)
     k = math.prod(lhs.shape[d] for d in lc)
     m, n = math.prod(lhs.shape[d] for d in lf), math.prod(rhs.shape[d] for d in rf)
-    a = _permuted("{0}", (*lb, *lf, *lc), batch + (m, k))
-    b = _permuted("{1}", (*rb, *rc, *rf), batch + (k, n))
+    a = _permuted("{0}", lhs.shape, (*lb, *lf, *lc), batch + (m, k))
+    b = _permuted("{1}", rhs.shape, (*rb, *rc, *rf), batch + (k, n))
     text = f"_np.matmul({a}, {b})"
     if batch + (m, n) != out.shape:
         text = f"{text}.reshape({out.shape!r})"
-    return Op(FRESH, text, needs_c=True)
+    return Op(FRESH, text, needs_dense=True)
 
 
-def _permuted(operand: str, perm: tuple[int, ...], shape: tuple[int, ...]) -> str:
-    """`np.transpose(x, perm).reshape(shape)`, leaving out the steps that are identities."""
+def _permuted(operand: str, shape: tuple[int, ...], perm: tuple[int, ...], to: tuple[int, ...]) -> str:
+    """`np.transpose(x, perm).reshape(to)` for x of `shape`, leaving out the steps that are identities."""
     if perm != tuple(range(len(perm))):
         operand = f"_np.transpose({operand}, {perm!r})"
-    return f"{operand}.reshape({shape!r})"
+        shape = tuple(shape[d] for d in perm)
+    return operand if shape == to else f"{operand}.reshape({to!r})"
 
 
 @_rule("reshape")
@@ -248,7 +251,7 @@ def _reshape(eqn: Eqn) -> Op | None:
 @_rule("transpose")
 def _transpose(eqn: Eqn) -> Op | None:
     perm = as_ints(eqn.params["permutation"])
-    return Op(VIEW, f"_np.transpose({{0}}, {perm!r})", keeps_c=perm == tuple(range(len(perm))))
+    return Op(VIEW, f"_np.transpose({{0}}, {perm!r})", keeps_c=perm == tuple(range(len(perm))), permutes=True)
 
 
 @_rule("squeeze")

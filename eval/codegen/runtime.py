@@ -46,6 +46,12 @@ def coerce_arg(i: int, x: Any, aval: ShapedArray) -> np.ndarray:
     return np.asarray(_coerce_arg(i, x, aval), order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
 
 
+def dense(x: np.ndarray) -> bool:
+    """C or Fortran order: a copy in order "K" has the same strides (the test inline products need)."""
+    flags = x.flags
+    return flags.c_contiguous or flags.f_contiguous
+
+
 def as_array(x: Any) -> np.ndarray:
     """A 0-d result of an inlined NumPy expression (possibly a NumPy scalar) as a 0-d array."""
     return x if type(x) is np.ndarray else np.asarray(x)

@@ -256,16 +256,18 @@ def test_rounding_differences_are_measured():
 
 
 def test_a_product_checks_layouts_it_cannot_know_when_it_runs():
-    """A scan carry that is a transposed view after the first step: the inline product runs on the C
-    first carry, the implementation on the others, each bit for bit."""
+    """A scan body's carry is C order on the first step and a transpose (dense) after: the inline product
+    runs on both; a strided slice (an implementation's result, not dense) goes to the implementation."""
     def f(c0, w):
         def step(c, _):
-            return jnp.transpose(jnp.tanh(c @ w)), None
+            strided = lax.slice(jnp.concatenate([c, c], axis=1), (0, 0), (3, 6), (1, 2))
+            return jnp.transpose(jnp.tanh(c @ w + strided @ w)), None
         return lax.scan(step, c0, None, length=4)[0]
 
     c0, w = np.linspace(-1, 1, 9).reshape(3, 3), np.linspace(0.5, 1.5, 9).reshape(3, 3)
     closed = ir.make_jaxpr(f)(c0, w)
-    assert ".flags.c_contiguous else _impl_dot_general" in compile_numpy(closed).source
+    source = compile_numpy(closed).source
+    assert "_dense(d)" in source and source.count(" else _impl_dot_general") == 2
     assert_same_as_interpreter(closed, [c0, w])
 
 
