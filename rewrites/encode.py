@@ -29,7 +29,7 @@ from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.primitives import get_primitive
 from ir.text.printer import value_text
-from rewrites.terms import SPECS, Arr, declare_terms, default_params, encode_fields, ref
+from rewrites.terms import SPECS, Arr, declare, declare_terms, default_params, encode_fields, ref
 
 INLINED = frozenset({"jit", "pjit", "closed_call", "core_call"})
 _JAXPR_PARAM_KEYS = ("jaxpr", "call_jaxpr")
@@ -271,13 +271,52 @@ class Loader:
     def run(self) -> None:
         if not self.actions:
             return
-        ruleset = f"load-{next(_load_ids)}"
-        commands = [eb.AddRuleset(_SPAN, ruleset)]
-        for k in range(0, len(self.actions), _ACTIONS_PER_RULE):
-            chunk = self.actions[k:k + _ACTIONS_PER_RULE]
-            commands.append(eb.RuleCommand(eb.Rule(_SPAN, chunk, [], f"{ruleset}-{k}", ruleset)))
-        commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset, None))))
-        self.egraph._egraph.run_program(*commands)
+        if isinstance(self.egraph, Staging):
+            self.egraph.load(self.actions)
+        else:
+            load(self.egraph, self.actions)
+        self.actions = []
+
+
+def load(egraph: EGraph, actions: list) -> None:
+    """Run `actions` in `egraph` as a few body-less rules."""
+    ruleset = f"load-{next(_load_ids)}"
+    commands = [eb.AddRuleset(_SPAN, ruleset)]
+    for k in range(0, len(actions), _ACTIONS_PER_RULE):
+        chunk = actions[k:k + _ACTIONS_PER_RULE]
+        commands.append(eb.RuleCommand(eb.Rule(_SPAN, chunk, [], f"{ruleset}-{k}", ruleset)))
+    commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset, None))))
+    egraph._egraph.run_program(*commands)
+
+
+class Staging:
+    """Stands in for the e-graph while a program is encoded, so that the e-graph (which rules it holds)
+    can be chosen from the terms (`rewrites.liveness`): keeps the declarations and load actions, and
+    replays them into the e-graph chosen."""
+
+    def __init__(self):
+        self.declarations: list[tuple[Any, str]] = []
+        self.loads: list[list] = []
+        self.terms: list = []  # Python-level terms added to the e-graph besides the loads (the outputs)
+
+    def declare(self, exprs, flag: str) -> None:
+        self.declarations.append((exprs, flag))
+
+    def load(self, actions: list) -> None:
+        self.loads.append(list(actions))
+
+    def symbols(self) -> set[str]:
+        from rewrites.liveness import command_symbols, expr_symbols
+
+        return command_symbols(a for actions in self.loads for a in actions) | expr_symbols(self.terms)
+
+    def declare_into(self, egraph: EGraph) -> None:
+        for exprs, flag in self.declarations:
+            declare(egraph, exprs, flag)
+
+    def load_into(self, egraph: EGraph) -> None:
+        for actions in self.loads:
+            load(egraph, actions)
 
 
 def encode(closed: ClosedJaxpr, egraph: EGraph, enc: Encoding | None = None,

@@ -5,6 +5,10 @@ facts) to saturation, then one pass of the chosen rules under egglog's back-off 
 match limit grows with the program so that a rule is skipped only when it would explode. Saturation
 always stops: at the iteration limit, the e-node limit, the time limit, or when nothing changed;
 the report says which.
+
+A program is encoded before its e-graph is chosen (`rewrites.encode.Staging`), so that the e-graph holds
+only the egglog rules that can fire on its terms (`rewrites.liveness`): registering a rule, and each
+scheduled pass over it, costs time whether it matches or not.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from egglog import EGraph, back_off, ruleset, run
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
-from rewrites.encode import BODY_PARAMS, INLINED, encode
+from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode
 from rewrites.extract import extract
+from rewrites.liveness import live_eggs
 from rewrites.loops import loop_weights, prune_loops
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
@@ -105,17 +110,23 @@ _bases = threading.local()
 
 @dataclass
 class Prepared:
-    """An EGraph with the term language declared and the rules registered, reused across programs
-    through push/pop (registering ~150 rules costs far more than a small program's saturation)."""
+    """An EGraph with the term language declared and rules registered, reused across programs through
+    push/pop (registering ~150 rules costs far more than a small program's saturation).
+
+    There is one per thread and rule list. It holds the egglog rules that the programs run so far can fire
+    (`rewrites.liveness`), those of the analyses, of the rule list and of their preludes, each group in its
+    lists' order; a program that can fire more gets a new one holding both. Registered rules a program
+    cannot fire never match it, so which ones an e-graph holds changes no result, only the time spent."""
 
     egraph: EGraph
     rules: list[Rule]
     analysis: Any
     ordinary: Any
     explosive: Any
+    prelude: Any
+    eggs: dict[int, Any]  # the registered egglog rules, by id
+    preludes: dict[tuple, Sequence[Rule]]  # the prelude lists its prelude group draws on, in order
     by_decl: dict
-    prelude_rules: list[Rule] = field(default_factory=list)
-    prelude: Any = None
     commands: dict = field(default_factory=dict)  # schedule key -> its egglog command
     by_egg_name: dict[str, str] = field(default_factory=dict)  # egglog's rule name -> the rule's name
 
@@ -132,7 +143,14 @@ class Prepared:
         if command is None:
             built = schedule()
             self.egraph._add_decls(built)
-            command = self.commands[key] = self.egraph._state.run_schedule_to_egg(built.schedule)
+            state = self.egraph._state
+            # Converting a schedule also registers its rulesets, checking each rule by a deep hash; ours are
+            # registered (`_register`), so the check is skipped (half the first run's time on small programs).
+            state.ruleset_to_egg = _registered
+            try:
+                command = self.commands[key] = state.run_schedule_to_egg(built.schedule)
+            finally:
+                del state.ruleset_to_egg
         (output,) = self.egraph._run_program(command)
         if not self.by_egg_name:
             self.by_egg_name = {name: self.by_decl[decl] for name, decl in
@@ -145,35 +163,64 @@ class Prepared:
         return output.report.updated, matches
 
 
-def prepared(rules: list[Rule], prelude: Sequence[Rule] = ()) -> Prepared:
+def _registered(ruleset_ident) -> None:
+    """Stands in for egglog's `EGraphState.ruleset_to_egg` while a schedule of registered rulesets is converted."""
+
+
+def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] | None = None) -> Prepared:
+    """The prepared e-graph of `rules` and `prelude`: holding every egglog rule of them and of the analyses,
+    or with `symbols` (those of the terms a program loads) at least every one that can fire on them."""
     cache = getattr(_bases, "cache", None)
     if cache is None:
         cache = _bases.cache = {}
-    key = (tuple(id(r) for r in rules), tuple(id(r) for r in prelude))
+    groups = (analysis_rules(), rules, prelude)
+    if symbols is None:
+        needed = {id(e): e for group in groups for r in group for e in r.egg}
+    else:
+        needed = live_eggs(groups, symbols)
+    key = tuple(id(r) for r in rules)
     hit = cache.get(key)
-    if hit is None:
-        tag = next(_ruleset_ids)
-        egraph = EGraph()
-        declare_terms(egraph)
-        hit = Prepared(
-            egraph, list(rules),
-            ruleset(*(e for r in analysis_rules() for e in r.egg), name=f"analysis-{tag}"),
-            ruleset(*(e for r in rules if not r.explosive for e in r.egg), name=f"rules-{tag}"),
-            ruleset(*(e for r in rules if r.explosive for e in r.egg), name=f"explosive-{tag}"),
-            {e.decl: r.name for r in (*rules, *prelude) for e in r.egg},
-            list(prelude), ruleset(*(e for r in prelude for e in r.egg), name=f"prelude-{tag}"))
-        egraph.run(run(hit.analysis) + run(hit.ordinary) + run(hit.explosive)
-                   + run(hit.prelude))  # registers the rules
-        cache[key] = hit
+    if hit is None or not needed.keys() <= hit.eggs.keys():
+        preludes = dict(hit.preludes) if hit is not None else {}
+        if prelude:
+            preludes.setdefault(tuple(id(r) for r in prelude), prelude)
+        hit = cache[key] = _register(rules, preludes, {**(hit.eggs if hit is not None else {}), **needed})
     return hit
 
 
+def _register(rules: list[Rule], preludes: dict[tuple, Sequence[Rule]], eggs: dict[int, Any]) -> Prepared:
+    """A new e-graph holding the egglog rules `eggs`, each group in its rule lists' order."""
+    def chosen(rule_list, keep=lambda r: True) -> list:
+        return [e for r in rule_list if keep(r) and r.built is not None for e in r.built if id(e) in eggs]
+
+    tag = next(_ruleset_ids)
+    egraph = EGraph()
+    declare_terms(egraph)
+    prelude_lists = list(preludes.values())
+    prep = Prepared(
+        egraph, list(rules),
+        ruleset(*chosen(analysis_rules()), name=f"analysis-{tag}"),
+        ruleset(*chosen(rules, lambda r: not r.explosive), name=f"rules-{tag}"),
+        ruleset(*chosen(rules, lambda r: r.explosive), name=f"explosive-{tag}"),
+        ruleset(*(e for p in prelude_lists for e in chosen(p)), name=f"prelude-{tag}"),
+        eggs, preludes,
+        {e.decl: r.name for group in (rules, *prelude_lists) for r in group if r.built is not None
+         for e in r.built if id(e) in eggs})
+    egraph.run(run(prep.analysis) + run(prep.ordinary) + run(prep.explosive) + run(prep.prelude))  # registers
+    return prep
+
+
 @contextmanager
-def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = ()):
-    """An empty e-graph with `rules` (and `prelude`) registered, for the duration of the `with` block."""
-    prep = prepared(rules, prelude)
+def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Staging | None = None):
+    """An empty e-graph with `rules` (and `prelude`) registered, for the duration of the `with` block; with
+    `staged`, an e-graph holding the rules that can fire on the staged terms, which it is loaded with."""
+    prep = prepared(rules, prelude, staged.symbols() if staged is not None else None)
+    if staged is not None:
+        staged.declare_into(prep.egraph)
     prep.egraph.push()
     try:
+        if staged is not None:
+            staged.load_into(prep.egraph)
         yield prep
     finally:
         prep.egraph.pop()
@@ -222,12 +269,12 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
     prep.run(("analysis",), lambda: run(prep.analysis).saturate())
 
 
-def run_prelude(prep: Prepared, report: Report) -> None:
+def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule]) -> None:
     """Saturate the prelude rules (with the analyses) before any algebraic rule runs.
 
     Used for rules that expand definitions once (AD's linearization nodes): running them with the
     algebra lets algebra rebuild the terms they expand, which need not terminate (EGGLOG-NOTES.md)."""
-    for r in prep.prelude_rules:
+    for r in prelude:
         report.rule_matches.setdefault(r.name, 0)
     _, matches = prep.run(("prelude",), lambda: (run(prep.analysis).saturate() + run(prep.prelude)).saturate())
     for name, count in matches.items():
@@ -236,9 +283,10 @@ def run_prelude(prep: Prepared, report: Report) -> None:
     report.prelude_enodes = sum(k for _, k in prep.egraph.all_function_sizes())
 
 
-# `extend(egraph, encoding, env)` adds terms to the encoded program and returns the output terms
-# (Python-level `Arr`s) to extract instead of the program's own outputs.
-Extend = Callable[[EGraph, Any, dict], list]
+# `extend(staged, encoding, env)` adds terms to the encoded program (through `rewrites.encode.Loader`s on
+# `staged`, which replays them into the e-graph) and returns the output terms (Python-level `Arr`s) to
+# extract instead of the program's own outputs.
+Extend = Callable[[Staging, Any, dict], list]
 
 
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
@@ -263,16 +311,18 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     report.cost_before = jaxpr_cost(model, baseline or closed)
     clock = time.perf_counter()
 
-    with fresh_egraph(rule_list, prelude) as prep:
-        env: dict = {}
-        enc = encode(closed, prep.egraph, env=env, close_loops=loops)
-        outputs = enc.outputs if extend is None else extend(prep.egraph, enc, env)
-        prep.egraph.let(ROOT_LET.lstrip("$"), args_list(outputs))
+    # The program is encoded first, so that the e-graph it goes into holds only the rules that can fire on it.
+    staged, env = Staging(), {}
+    enc = encode(closed, staged, env=env, close_loops=loops)
+    outputs = args_list(enc.outputs if extend is None else extend(staged, enc, env))
+    staged.terms.append(outputs)
+    with fresh_egraph(rule_list, prelude, staged) as prep:
+        prep.egraph.let(ROOT_LET.lstrip("$"), outputs)
         report.seconds["encode"] = time.perf_counter() - clock
 
-        if prep.prelude_rules:
+        if prelude:
             clock = time.perf_counter()
-            run_prelude(prep, report)
+            run_prelude(prep, report, prelude)
             report.seconds["prelude"] = time.perf_counter() - clock
         clock = time.perf_counter()
         saturate(prep, enc.n_eqns, limits, report)
