@@ -90,6 +90,34 @@ def time_calls(fn: Callable[[], object], warmup: int = 1, repeats: int | None = 
             return times
 
 
+def time_side_by_side(runs: dict[str, Callable[[], object]], min_time: float = 0.2, rounds: int = 7,
+                      ) -> dict[str, list[float]]:
+    """Seconds per call of each of `runs` (each blocking until done), measured in interleaved rounds: each
+    round times a batch of calls of every run in turn, so a change of load on the machine touches all of
+    them alike. Returns each run's per-call time of every round (at least `rounds` rounds, and until each
+    run has had `min_time` seconds). A run's first call is a warm-up."""
+    for fn in runs.values():
+        fn()
+    batch = {}
+    for name, fn in runs.items():  # calls per batch: about 1/rounds of min_time, at least one
+        t0 = time.perf_counter()
+        fn()
+        one = max(time.perf_counter() - t0, 1e-7)
+        batch[name] = max(1, int(min_time / rounds / one))
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    spent = dict.fromkeys(runs, 0.0)
+    while min(len(t) for t in times.values()) < rounds or min(spent.values()) < min_time:
+        for name, fn in runs.items():
+            n = batch[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            t = time.perf_counter() - t0
+            times[name].append(t / n)
+            spent[name] += t
+    return times
+
+
 def measure(closed: ClosedJaxpr, *args, backend: str = "numpy", warmup: int = 1, repeats: int | None = None,
             min_time: float = 0.2) -> Measurement:
     """Time `closed` on `args` with `backend` ("interpreter", "numpy" or "xla"); see the module doc."""

@@ -12,8 +12,9 @@ For every workload of `transforms.runtime_suite` (realistic sizes) and every ora
 | xla opt       | `jax.jit` of eqjax's optimized program                                             |
 
 eqjax's optimized program is `optimize(original)` for a function and the program `ir.make_jaxpr(grad(f))`
-extracts for a gradient. Times are medians of wall-clock calls that wait for their results (`eval.measure`)
-and are printed as ratios to jax.jit; first-call times (trace + optimize + compile + run against trace +
+extracts for a gradient. Times are medians over interleaved rounds of wall-clock calls that wait for their results
+(`eval.measure.time_side_by_side`: every system measured in each round, so load changes touch all alike),
+printed as ratios to jax.jit; first-call times (trace + optimize + compile + run against trace +
 compile + run) are measured in fresh processes. Every system runs with the same thread settings
 (`--threads N` pins BLAS, numexpr and XLA's pools; the default leaves each at all cores).
 """
@@ -26,8 +27,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 SYSTEMS = ("numpy", "numpy fused", "interpreter", "op by op", "xla opt")
 TARGETS = {"large": ("numpy", 1.0), "oracle": ("numpy", 2.0)}
@@ -44,48 +45,41 @@ class Row:
     notes: list[str] = field(default_factory=list)
 
 
-def _time(fn: Callable[[], object], min_time: float) -> float:
-    from eval.backends import block
-    from eval.measure import time_calls
-
-    return statistics.median(time_calls(lambda: block(fn()), warmup=1, min_time=min_time))
-
-
 def _systems(original, optimized, args, argnums, min_time: float) -> tuple[float, dict[str, float | None], list]:
-    """jax.jit's seconds, and each system's time as a ratio to it."""
+    """jax.jit's seconds, and each system's time as a ratio to it (measured side by side, interleaved)."""
     import jax
 
-    from eval.backends import runner
+    from eval.backends import block, runner
     from eval.codegen import compile_numpy
+    from eval.measure import time_side_by_side
     from eval.xla import to_jax
 
     rebuilt = to_jax(original)
     jax_fn = rebuilt if argnums is None else jax.grad(lambda *a: rebuilt(*a)[0], argnums)
     device_args = [jax.device_put(a) for a in args]
     jitted = jax.jit(jax_fn)
-    base = _time(lambda: jitted(*device_args), min_time)
-    notes = []
 
     def op_by_op():
         with jax.disable_jit():
             return jax_fn(*device_args)
 
-    runs = {"numpy": runner(optimized, "numpy"), "numpy fused": compile_numpy(optimized, fuse=True),
-            "interpreter": runner(optimized, "interpreter"), "xla opt": runner(optimized, "xla")}
-    ratios: dict[str, float | None] = {}
-    for system in SYSTEMS:
+    makers = {"jax.jit": lambda: (lambda: jitted(*device_args)),
+              "numpy": lambda: partial(runner(optimized, "numpy"), *args),
+              "numpy fused": lambda: partial(compile_numpy(optimized, fuse=True), *args),
+              "interpreter": lambda: partial(runner(optimized, "interpreter"), *args),
+              "op by op": lambda: op_by_op,
+              "xla opt": lambda: partial(runner(optimized, "xla"), *device_args)}
+    runs, notes = {}, []
+    for system, make in makers.items():
         try:
-            if system == "op by op":
-                t = _time(op_by_op, min_time)
-            elif system == "xla opt":
-                t = _time(lambda r=runs[system]: r(*device_args), min_time)
-            else:
-                t = _time(lambda r=runs[system]: r(*args), min_time)
-            ratios[system] = t / base
-        except Exception as e:  # a system that cannot run a program is reported, not hidden
-            ratios[system] = None
+            run = make()
+            block(run())  # a system that cannot run a program is reported, not hidden
+            runs[system] = lambda run=run: block(run())
+        except Exception as e:
             notes.append(f"{system}: {type(e).__name__}: {e}")
-    return base, ratios, notes
+    times = {name: statistics.median(t) for name, t in time_side_by_side(runs, min_time).items()}
+    base = times.pop("jax.jit")
+    return base, {s: (times[s] / base if s in times else None) for s in SYSTEMS}, notes
 
 
 def large_rows(min_time: float, only: set[str] | None = None) -> list[Row]:

@@ -51,3 +51,13 @@ def test_eqjax_measure_prints_json(tmp_path, capsys):
                  "--repeats", "3", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["backend"] for r in rows] == ["numpy", "interpreter"] and all(r["count"] == 3 for r in rows)
+
+
+def test_side_by_side_rounds_interleave_every_run():
+    from eval.measure import time_side_by_side
+
+    order = []
+    times = time_side_by_side({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, min_time=0.0,
+                              rounds=4)
+    assert [len(t) for t in times.values()] == [4, 4] and all(x > 0 for t in times.values() for x in t)
+    assert "ab" in "".join(order)[4:]  # after the warm-up and sizing calls, rounds alternate
