@@ -27,6 +27,7 @@ import eval.impls  # noqa: F401  (every implementation, registered before the fi
 from eval.codegen import fuse, runtime
 from eval.codegen.buffers import Layouts
 from eval.codegen.inline import EXPR, UFUNC, VIEW, Op
+from eval.impls.arrays import broadcast_copy
 from eval.impls.control import CALLS
 from eval.interpreter import _impl_of, literal_array, runtime_shape
 from ir.core import ClosedJaxpr, DropVar, Eqn, Literal
@@ -46,7 +47,8 @@ class Module:
             "_len": len, "_ignore_fp": runtime.ignore_fp_errors, "_restore_fp": runtime.restore_fp_errors,
             "_coerce": runtime.coerce_arg, "_ndarray": np.ndarray, "_TypeError": _arity_error,
             "_clock": time.perf_counter, "_seconds": [], "_parallel": runtime.parallel,
-            "_parallel_reduce": runtime.parallel_reduce, "_dense": runtime.dense}
+            "_parallel_reduce": runtime.parallel_reduce, "_dense": runtime.dense,
+            "_broadcast_copy": broadcast_copy, "_power": runtime.power}
         self.functions: list[str] = []
         self._names_of: dict[tuple, str] = {}  # (kind, id) -> global name, so each value is bound once
         self._bodies: dict[int, str] = {}

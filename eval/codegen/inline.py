@@ -261,11 +261,31 @@ def _squeeze(eqn: Eqn) -> Op | None:
 
 @_rule("broadcast_in_dim")
 def _broadcast(eqn: Eqn) -> Op | None:
-    """A C-contiguous copy of the broadcast, as the implementation makes."""
+    """The implementation's copy of the broadcast (`eval.impls.arrays.broadcast_copy`)."""
     if len(eqn.invars) != 1:
         return None
     shape = as_ints(eqn.params["shape"])
     kept = [1] * len(shape)
     for d, n in zip(as_ints(eqn.params["broadcast_dimensions"]), eqn.invars[0].aval.shape, strict=True):
         kept[d] = n
-    return Op(FRESH, f"_np.broadcast_to(_np.reshape({{0}}, {tuple(kept)!r}), {shape!r}).copy()")
+    return Op(FRESH, f"_broadcast_copy({{0}}, {tuple(kept)!r}, {shape!r})")
+
+
+@_rule("slice")
+def _slice(eqn: Eqn) -> Op | None:
+    """`x[start:limit:step, ...]`, the view the implementation returns."""
+    x = eqn.invars[0].aval
+    starts, limits = as_ints(eqn.params["start_indices"]), as_ints(eqn.params["limit_indices"])
+    steps = as_ints(eqn.params.get("strides")) or (1,) * x.ndim
+    index = ", ".join(f"{a}:{b}" + (f":{c}" if c != 1 else "") for a, b, c in zip(starts, limits, steps, strict=True))
+    full_after_first = all(a == 0 and b == n for a, b, n in zip(starts[1:], limits[1:], x.shape[1:], strict=True))
+    return Op(VIEW, f"{{0}}[{index}{',' if x.ndim == 1 else ''}]", keeps_c=full_after_first and set(steps) <= {1})
+
+
+@_rule("pow")
+def _pow(eqn: Eqn) -> Op | None:
+    """float64 and complex128 (which the implementation does not widen): np.power on operands made full
+    and contiguous, as the implementation makes them (`eval.codegen.runtime.power`)."""
+    if _dt(eqn) not in ("f64", "c128") or _dt(eqn, 1) != _dt(eqn) or not _only_params(eqn, "accuracy"):
+        return None
+    return Op(FRESH, f"_power({{0}}, {{1}}, {eqn.outvars[0].aval.shape!r})")

@@ -52,6 +52,15 @@ def dense(x: np.ndarray) -> bool:
     return flags.c_contiguous or flags.f_contiguous
 
 
+def power(x, y, shape: tuple[int, ...]) -> np.ndarray:
+    """`pow` of float64 or complex128 as `eval/impls/elementwise._pow` computes it (np.power on full,
+    contiguous operands: NumPy turns a stride-0 exponent of 0.5 into sqrt), without its copies of
+    operands that are already full and contiguous."""
+    x, y = (v if type(v) is np.ndarray and v.shape == shape and v.flags.c_contiguous
+            else np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (x, y))
+    return np.power(x.reshape(-1), y.reshape(-1)).reshape(shape)  # 1-d: a 0-d exponent is a "scalar" too
+
+
 def as_array(x: Any) -> np.ndarray:
     """A 0-d result of an inlined NumPy expression (possibly a NumPy scalar) as a 0-d array."""
     return x if type(x) is np.ndarray else np.asarray(x)

@@ -322,3 +322,17 @@ def test_large_reductions_split_over_rows_are_bit_identical(axes, prim):
         assert_same_as_interpreter(closed, [x])
     finally:
         runtime.set_num_threads(None)
+
+
+@pytest.mark.parametrize("shape", [(), (6,)])
+def test_pow_on_special_values_equals_the_implementation(shape):
+    """NumPy turns a scalar or stride-0 exponent of 0.5 into sqrt (pow(-inf, 0.5) would be nan, not inf):
+    the generated code, like the implementation, gives np.power full contiguous operands."""
+    bases = np.array([-np.inf, -0.0, 0.0, 2.0, np.nan, -8.0])
+    for y in [0.5, -0.5, 2.0, np.inf, -np.inf, np.nan, 1 / 3]:
+        for x in (bases if shape == () else [bases]):
+            x = np.asarray(x)
+            closed = ir.make_jaxpr(lambda a: lax.pow(a, y))(x)
+            assert_same_as_interpreter(closed, [x])
+            closed = ir.make_jaxpr(lambda a, b: lax.pow(a, b))(x, np.full(shape, y))
+            assert_same_as_interpreter(closed, [x, np.full(shape, y)])
