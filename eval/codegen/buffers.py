@@ -25,10 +25,13 @@ from ir.core import Eqn, Jaxpr, Literal, Var
 class Layouts:
     """The inline decision of every equation of `jaxpr` and the facts about its arrays. With fusion,
     `trees` are the fused trees by root equation and `folded` the equations inside them: those read
-    their operands where their root runs."""
+    their operands where their root runs. `constants` are the values known when compiling (by var id),
+    `constant_eqns` the equations computed then."""
 
-    def __init__(self, jaxpr: Jaxpr, inputs_c: bool, special_forms=(), trees=None, folded=frozenset()):
+    def __init__(self, jaxpr: Jaxpr, inputs_c: bool, special_forms=(), trees=None, folded=frozenset(),
+                 constants: dict | None = None, constant_eqns=frozenset()):
         self.c: set[int] = {id(v) for v in jaxpr.invars} if inputs_c else set()
+        self.c.update(k for k, value in (constants or {}).items() if value.flags.c_contiguous)
         self.dense: set[int] = set(self.c)  # C order, or a permutation of it (a transpose of a C array)
         self.unknown: set[int] = set() if inputs_c else {id(v) for v in jaxpr.invars}  # layout known when run
         self.owned: set[int] = set()
@@ -39,6 +42,9 @@ class Layouts:
         self.checks: dict[int, list] = {}  # operands of a `needs_dense` op to check when it runs
         trees = trees or {}
         for i, eqn in enumerate(jaxpr.eqns):
+            if i in constant_eqns:  # computed when compiled: a global, never written into
+                self.ops.append(None)
+                continue
             op = None if eqn.primitive in special_forms or i in folded or i in trees else inline_op(eqn)
             if op is not None and op.needs_dense:
                 if any(not self._is_dense(x) and id(x) not in self.unknown for x in eqn.invars):

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 import eval.impls  # noqa: F401  (every implementation, registered before the first program is compiled)
-from eval.codegen import fuse, runtime
+from eval.codegen import constants, fuse, runtime
 from eval.codegen.buffers import Layouts
 from eval.codegen.inline import EXPR, UFUNC, VIEW, Op
 from eval.impls.arrays import broadcast_copy
@@ -93,9 +93,10 @@ class FunctionWriter:
         self.names: dict[int, str] = {}
         self.lines: list[str] = []
         self.scalars: set[int] = set()  # vars that may hold a NumPy scalar
-        self.trees, self.folded = fuse.plan(self.jaxpr) if module.fuse else ({}, set())
+        self.constants, self.constant_eqns = constants.fold(closed)
+        self.trees, self.folded = fuse.plan(self.jaxpr, self.constant_eqns) if module.fuse else ({}, set())
         self.layouts = Layouts(self.jaxpr, inputs_c=top, special_forms=_SPECIAL_FORMS, trees=self.trees,
-                               folded=self.folded)
+                               folded=self.folded, constants=self.constants, constant_eqns=self.constant_eqns)
         self._temps = 0
 
     # --- names ---------------------------------------------------------------------------------------------
@@ -127,11 +128,8 @@ class FunctionWriter:
 
     def write(self) -> None:
         jaxpr = self.jaxpr
-        for v, c in zip(jaxpr.constvars, self.closed.consts, strict=True):
-            c = np.asarray(c)
-            self.names[id(v)] = self.module.bind(c, "const")
-            if c.flags.c_contiguous:
-                self.layouts.c.add(id(v))
+        for v in jaxpr.constvars:
+            self.names[id(v)] = self.module.bind(self.constants[id(v)], "const")
         params = [self.define(v) for v in jaxpr.invars]
         if self.top:
             self.module.globals["_seconds"] = [0.0] * len(jaxpr.eqns)
@@ -142,7 +140,8 @@ class FunctionWriter:
         outs = []
         for x in jaxpr.outvars:
             text = self.atom(x, as_array=self.top)
-            outs.append(f"{text}.copy()" if isinstance(x, Literal) and self.top else text)
+            known = isinstance(x, Literal) or id(x) in self.constants
+            outs.append(f"{text}.copy()" if known and self.top else text)  # the caller may write into it
         if self.top:
             self._write_top(params, outs)
         else:
@@ -172,6 +171,12 @@ class FunctionWriter:
     def equation(self, i: int, eqn: Eqn) -> None:
         """Emit equation `i`; with profiling (top level only), between two reads of the clock."""
         if i in self.folded:
+            return
+        if i in self.constant_eqns:
+            names = [self.module.bind(r, "const") for r in self.constant_eqns[i]]
+            for v, name in zip(eqn.outvars, names, strict=True):
+                self.names[id(v)] = name
+            self.emit(f"# {', '.join(names)} = {self.comment(eqn)}  (computed when compiled)")
             return
         start = len(self.lines)
         self._equation(i, eqn)

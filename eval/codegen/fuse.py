@@ -87,15 +87,16 @@ class Tree:
     size: int  # equations fused
 
 
-def plan(jaxpr: Jaxpr) -> tuple[dict[int, Tree], set[int]]:
-    """The fused trees by root equation index, and the indices of the equations folded into them."""
+def plan(jaxpr: Jaxpr, exclude=frozenset()) -> tuple[dict[int, Tree], set[int]]:
+    """The fused trees by root equation index, and the indices of the equations folded into them (none
+    of the equations of `exclude`)."""
     readers: dict[int, list[int]] = {}
     for i, eqn in enumerate(jaxpr.eqns):
         for x in eqn.invars:
             if isinstance(x, Var):
                 readers.setdefault(id(x), []).append(i)
     outputs = {id(x) for x in jaxpr.outvars if isinstance(x, Var)}
-    ok = [fusable(e) for e in jaxpr.eqns]
+    ok = [i not in exclude and fusable(e) for i, e in enumerate(jaxpr.eqns)]
     producer = {id(e.outvars[0]): i for i, e in enumerate(jaxpr.eqns) if ok[i]}
     folded = set()
     for i, eqn in enumerate(jaxpr.eqns):

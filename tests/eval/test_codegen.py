@@ -336,3 +336,19 @@ def test_pow_on_special_values_equals_the_implementation(shape):
             assert_same_as_interpreter(closed, [x])
             closed = ir.make_jaxpr(lambda a, b: lax.pow(a, b))(x, np.full(shape, y))
             assert_same_as_interpreter(closed, [x, np.full(shape, y)])
+
+
+def test_constant_equations_are_computed_when_compiled_and_never_written():
+    def f(x):
+        eye = (lax.broadcasted_iota(np.int64, (3, 3), 0) == lax.broadcasted_iota(np.int64, (3, 3), 1))
+        scale = jnp.full((3, 3), 2.0) * 3.0  # a constant the next line must not overwrite
+        return x * scale + jnp.where(eye, 1.0, 0.0), scale
+
+    x = np.ones((3, 3))
+    closed = ir.make_jaxpr(f)(x)
+    compiled = compile_numpy(closed)
+    assert "# _const0 = iota  (computed when compiled)" in compiled.source and "_impl_iota" not in compiled.source
+    first = assert_same_as_interpreter(closed, [x])
+    first[1][...] = -1.0  # the caller writes into a returned constant
+    again = assert_same_as_interpreter(closed, [x])
+    assert same_bits(again[1], np.full((3, 3), 6.0)) and same_bits(again[0], first[0])
