@@ -332,7 +332,7 @@ def test_pow_on_special_values_equals_the_implementation(shape):
     for y in [0.5, -0.5, 2.0, np.inf, -np.inf, np.nan, 1 / 3]:
         for x in (bases if shape == () else [bases]):
             x = np.asarray(x)
-            closed = ir.make_jaxpr(lambda a: lax.pow(a, y))(x)
+            closed = ir.make_jaxpr(lambda a, y=y: lax.pow(a, y))(x)
             assert_same_as_interpreter(closed, [x])
             closed = ir.make_jaxpr(lambda a, b: lax.pow(a, b))(x, np.full(shape, y))
             assert_same_as_interpreter(closed, [x, np.full(shape, y)])
