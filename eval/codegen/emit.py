@@ -31,6 +31,7 @@ from eval.impls.arrays import broadcast_copy
 from eval.impls.control import CALLS
 from eval.interpreter import _impl_of, literal_array, runtime_shape
 from ir.core import ClosedJaxpr, DropVar, Eqn, Literal
+from ir.inline import called
 from ir.primitives import get_primitive
 from ir.text.printer import encode_name, literal_value_text
 
@@ -300,8 +301,10 @@ def _unpack(names: list[str]) -> str:
 
 
 def _call(w: FunctionWriter, eqn: Eqn) -> None:
-    body = w.module.body(eqn.params[CALLS[eqn.primitive]], eqn.primitive)
-    args = ", ".join(w.atom(x) for x in eqn.invars)
+    """A call of the compiled body (for custom_linear_solve: its `solve` jaxpr on b, as its implementation)."""
+    closed, operands = called(eqn, list(eqn.invars))
+    body = w.module.body(closed, eqn.primitive)
+    args = ", ".join(w.atom(x) for x in operands)
     outs = [w.temp("r") for _ in eqn.outvars]
     w.emit(f"{_unpack(outs)} = {body}({args})  # {eqn.primitive}")
     w._results(eqn, outs)
@@ -367,4 +370,5 @@ def _cond(w: FunctionWriter, eqn: Eqn) -> None:
     w._results(eqn, outs)
 
 
-_SPECIAL_FORMS = {**dict.fromkeys(CALLS, _call), "scan": _scan, "while": _while, "cond": _cond}
+_SPECIAL_FORMS = {**dict.fromkeys((*CALLS, "custom_linear_solve"), _call), "scan": _scan, "while": _while,
+                  "cond": _cond}
