@@ -203,7 +203,9 @@ class FunctionWriter:
         consts = {f"c{k}": self.module.bind(c, "k") for k, c in enumerate(op.consts)}
         text = op.template.format(*operands, **consts)
         out = eqn.outvars[0]
-        if op.kind == UFUNC:
+        if op.operator and out.aval.shape == () and self._scalar_kind(eqn):
+            text = op.operator.format(*(self._scalar(x) for x in eqn.invars))
+        elif op.kind == UFUNC:
             reuse = self.layouts.reusable_operand(i, eqn)
             aval = out.aval
             if aval.size >= runtime.PARALLEL_MIN and aval.shape[0] > 1 and self.layouts.natural_c(eqn):
@@ -232,6 +234,17 @@ class FunctionWriter:
         leaves = ", ".join(f"v{k}={literal_value_text(x) if isinstance(x, Literal) else self.names[id(x)]}"
                            for k, x in enumerate(tree.leaves))
         self.emit(f"{name} = {program}({args})  # numexpr: {tree.text} with {leaves}")
+
+    @staticmethod
+    def _scalar_kind(eqn: Eqn) -> bool:
+        """Rank-0 operands of a float, complex or integer dtype: NumPy's scalar arithmetic applies."""
+        return all(x.aval.shape == () and x.aval.dtype.kind in "fciu" for x in eqn.invars)
+
+    def _scalar(self, x) -> str:
+        """An operand for scalar arithmetic: a literal as a NumPy scalar of its dtype."""
+        if isinstance(x, Literal):
+            return self.module.bind(literal_array(x)[()], "s")
+        return self.names[id(x)]
 
     def _parallel_reduction(self, eqn: Eqn, axes: tuple[int, ...]) -> bool:
         """A reduction keeping axis 0 of a large C-contiguous operand: rows can be reduced on threads."""
