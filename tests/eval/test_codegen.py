@@ -352,3 +352,19 @@ def test_constant_equations_are_computed_when_compiled_and_never_written():
     first[1][...] = -1.0  # the caller writes into a returned constant
     again = assert_same_as_interpreter(closed, [x])
     assert same_bits(again[1], np.full((3, 3), 6.0)) and same_bits(again[0], first[0])
+
+
+def test_two_nans_of_different_signs_keep_the_ufuncs_choice():
+    """sin(inf) is a NaN with its sign bit set; `c + b` adds it to its negation. NumPy's scalar `+` may
+    return the other operand's NaN than the ufunc loop does, so rank-0 arithmetic stays a ufunc call."""
+    from ir.text import parse_jaxpr
+
+    closed = parse_jaxpr("""{ lambda ; a:f64[]. let
+        b:f64[] = sin a
+        c:f64[] = neg b
+        d:f64[] = add c b
+        e:f64[] = sub b c
+        f:f64[] = mul c b
+        g:f64[] = div b c
+      in (d, e, f, g) }""")
+    assert_same_as_interpreter(closed, [np.array(np.inf)])
