@@ -113,20 +113,25 @@ class Prepared:
     """An EGraph with the term language declared and rules registered, reused across programs through
     push/pop (registering ~150 rules costs far more than a small program's saturation).
 
-    There is one per thread and rule list. It holds the egglog rules that the programs run so far can fire
-    (`rewrites.liveness`), those of the analyses, of the rule list and of their preludes, each group in its
-    lists' order; a program that can fire more gets a new one holding both. Registered rules a program
-    cannot fire never match it, so which ones an e-graph holds changes no result, only the time spent."""
+    There is one per thread, rule list and prelude. It holds the egglog rules that the programs run so far
+    can fire (`rewrites.liveness`), those of the analyses, of the rule list and of the prelude, each group in
+    its list's order; a program that can fire more gets a new one holding both, and from the `_MISSES`-th
+    such program on, one holding every rule of the lists (a process optimizing many programs then registers
+    the rules a few times, not once per new primitive). A program with another prelude (or none) uses it
+    too while it holds every rule the program can fire: registered rules a program cannot fire never match
+    it, so which ones an e-graph holds changes no result, only the time spent.
+    """
 
     egraph: EGraph
     rules: list[Rule]
+    prelude_rules: list[Rule]
     analysis: Any
     ordinary: Any
     explosive: Any
     prelude: Any
     eggs: dict[int, Any]  # the registered egglog rules, by id
-    preludes: dict[tuple, Sequence[Rule]]  # the prelude lists its prelude group draws on, in order
     by_decl: dict
+    misses: int = 0  # how many programs could fire rules the e-graphs before it did not hold
     commands: dict = field(default_factory=dict)  # schedule key -> its egglog command
     by_egg_name: dict[str, str] = field(default_factory=dict)  # egglog's rule name -> the rule's name
 
@@ -168,7 +173,7 @@ def _registered(ruleset_ident) -> None:
 
 
 def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] | None = None) -> Prepared:
-    """The prepared e-graph of `rules` and `prelude`: holding every egglog rule of them and of the analyses,
+    """A prepared e-graph for `rules` and `prelude`: holding every egglog rule of them and of the analyses,
     or with `symbols` (those of the terms a program loads) at least every one that can fire on them."""
     cache = getattr(_bases, "cache", None)
     if cache is None:
@@ -178,34 +183,38 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] 
         needed = {id(e): e for group in groups for r in group for e in r.egg}
     else:
         needed = live_eggs(groups, symbols)
-    key = tuple(id(r) for r in rules)
+    key = (tuple(id(r) for r in rules), tuple(id(r) for r in prelude))
+    holding = [p for k, p in cache.items() if k[0] == key[0] and needed.keys() <= p.eggs.keys()]
+    if holding:
+        return min(holding, key=lambda p: len(p.eggs))
     hit = cache.get(key)
-    if hit is None or not needed.keys() <= hit.eggs.keys():
-        preludes = dict(hit.preludes) if hit is not None else {}
-        if prelude:
-            preludes.setdefault(tuple(id(r) for r in prelude), prelude)
-        hit = cache[key] = _register(rules, preludes, {**(hit.eggs if hit is not None else {}), **needed})
-    return hit
+    eggs = {**(hit.eggs if hit is not None else {}), **needed}
+    misses = hit.misses + 1 if hit is not None else 0
+    if misses >= _MISSES:
+        eggs.update((id(e), e) for group in groups for r in group for e in r.egg)
+    cache[key] = _register(rules, prelude, eggs, misses)
+    return cache[key]
 
 
-def _register(rules: list[Rule], preludes: dict[tuple, Sequence[Rule]], eggs: dict[int, Any]) -> Prepared:
-    """A new e-graph holding the egglog rules `eggs`, each group in its rule lists' order."""
+_MISSES = 2  # see `Prepared`
+
+
+def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], misses: int) -> Prepared:
+    """A new e-graph holding the egglog rules `eggs`, each group in its list's order."""
     def chosen(rule_list, keep=lambda r: True) -> list:
         return [e for r in rule_list if keep(r) and r.built is not None for e in r.built if id(e) in eggs]
 
     tag = next(_ruleset_ids)
     egraph = EGraph()
     declare_terms(egraph)
-    prelude_lists = list(preludes.values())
     prep = Prepared(
-        egraph, list(rules),
+        egraph, list(rules), list(prelude),
         ruleset(*chosen(analysis_rules()), name=f"analysis-{tag}"),
         ruleset(*chosen(rules, lambda r: not r.explosive), name=f"rules-{tag}"),
         ruleset(*chosen(rules, lambda r: r.explosive), name=f"explosive-{tag}"),
-        ruleset(*(e for p in prelude_lists for e in chosen(p)), name=f"prelude-{tag}"),
-        eggs, preludes,
-        {e.decl: r.name for group in (rules, *prelude_lists) for r in group if r.built is not None
-         for e in r.built if id(e) in eggs})
+        ruleset(*chosen(prelude), name=f"prelude-{tag}"),
+        eggs, {e.decl: r.name for r in (*rules, *prelude) if r.built is not None for e in r.built if id(e) in eggs},
+        misses)
     egraph.run(run(prep.analysis) + run(prep.ordinary) + run(prep.explosive) + run(prep.prelude))  # registers
     return prep
 

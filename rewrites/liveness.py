@@ -141,7 +141,8 @@ def live_eggs(groups: Sequence[Sequence[Rule]], present: Iterable[str]) -> dict[
 
 def command_symbols(actions: Iterable) -> set[str]:
     """The symbols of the terms egglog-level load actions (`eb.Union`, `eb.Set`) create (every call's name:
-    a function's name among them is harmless, no query needs it)."""
+    a function's name among them is harmless, no query needs it). A `Set`'s value is a fact about a term (a
+    shape, a dtype, an aux value), never a term itself."""
     found: set[str] = set()
     stack: list = []
     for a in actions:
@@ -149,7 +150,6 @@ def command_symbols(actions: Iterable) -> set[str]:
             stack += [a.lhs, a.rhs]
         elif isinstance(a, eb.Set):
             stack += a.args
-            stack.append(a.rhs)
     while stack:
         e = stack.pop()
         if not isinstance(e, eb.Call):

@@ -125,7 +125,7 @@ def test_only_live_rules_give_the_same_program_and_report(closed, monkeypatch):
     live, live_report = engine.optimize(closed)
     monkeypatch.setattr(engine, "live_eggs",
                         lambda groups, symbols: {id(e): e for g in groups for r in g for e in r.egg})
-    monkeypatch.setattr(engine._bases, "cache", {})
+    monkeypatch.setattr(engine._bases, "cache", {}, raising=False)
     full, full_report = engine.optimize(closed)
     assert print_jaxpr(live) == print_jaxpr(full)
     live_report.seconds, full_report.seconds = {}, {}
@@ -144,3 +144,39 @@ def test_analysis_and_algebra_rules_are_registered_only_where_they_can_fire():
     neg_neg = next(r for r in all_rules() if r.name == "neg-neg")
     log_sqrt = next(r for r in all_rules() if r.name == "log-sqrt")
     assert id(neg_neg.egg[0]) in live and id(log_sqrt.egg[0]) not in live
+
+
+def _count_registrations(monkeypatch) -> list:
+    calls = []
+    register = engine._register
+
+    def counting(*args):
+        calls.append(args)
+        return register(*args)
+
+    monkeypatch.setattr(engine, "_register", counting)
+    monkeypatch.setattr(engine._bases, "cache", {}, raising=False)
+    return calls
+
+
+def test_registrations_per_rule_list_are_few(monkeypatch):
+    """Programs needing more rules get an e-graph holding both; from the `_MISSES`-th on, one holding all."""
+    calls = _count_registrations(monkeypatch)
+    unaries = [jnp.sin, jnp.cos, jnp.exp, jnp.log, jnp.tanh, jnp.sqrt, jnp.abs]
+    for f in unaries:
+        engine.optimize(ir.make_jaxpr(f)(np.ones(3)))
+    assert len(calls) == engine._MISSES + 1
+    full = next(iter(engine._bases.cache.values()))
+    assert len(full.eggs) == len({id(e) for r in (*analysis_rules(), *all_rules()) for e in r.egg
+                                  if r.soundness != "unsafe"})
+
+
+def test_a_program_uses_an_egraph_of_another_prelude_that_holds_its_rules(monkeypatch):
+    """jit(grad(f)) optimizes the gradient program in the e-graph its derivation registered."""
+    from transforms.ad.programs import grad_program
+
+    calls = _count_registrations(monkeypatch)
+    closed = ir.make_jaxpr(lambda x: jnp.sum(jnp.tanh(x) * 2.0))(np.ones(3))
+    gradient, _ = grad_program(closed, [0])
+    engine.optimize(gradient)
+    assert len(calls) == 1
