@@ -40,6 +40,8 @@ from typing import Any
 
 from egglog import EGraph, Expr, StringLike, Vec, f64Like, function, i64, i64Like, method
 
+from rewrites import egglog_fast  # noqa: F401  (before any expression is built)
+
 
 class Arr(Expr, egg_sort="Arr"):
     @method(egg_fn="inp")
