@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -186,7 +187,10 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] 
     key = (tuple(id(r) for r in rules), tuple(id(r) for r in prelude))
     holding = [p for k, p in cache.items() if k[0] == key[0] and needed.keys() <= p.eggs.keys()]
     if holding:
-        return min(holding, key=lambda p: len(p.eggs))
+        best = min(holding, key=lambda p: len(p.eggs))
+        if len(best.eggs) <= _DEDICATED_RATIO * len(needed):
+            return best
+        return _dedicated(rules, prelude, key, needed, best)
     hit = cache.get(key)
     eggs = {**(hit.eggs if hit is not None else {}), **needed}
     misses = hit.misses + 1 if hit is not None else 0
@@ -197,6 +201,36 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] 
 
 
 _MISSES = 2  # see `Prepared`
+_DEDICATED_RATIO, _DEDICATE_AT, _DEDICATED = 2, 3, 32  # see `_dedicated`
+
+
+def _dedicated(rules: list[Rule], prelude: Sequence[Rule], key: tuple, needed: dict[int, Any],
+               shared: Prepared) -> Prepared:
+    """The e-graph for a program whose live rules are under 1/`_DEDICATED_RATIO` of the shared e-graph's.
+
+    Each program's push and pop clone and drop the e-graph with its rules (egglog's `push` copies the
+    whole EGraph: ~30 µs per registered rule each way, and more once its tables and indexes hold data), so
+    a small program in an e-graph holding every rule pays more for the copies than for its saturation.
+    From the `_DEDICATE_AT`-th program with the same live rules on, those rules get an e-graph of their
+    own (registering costs ~1 ms per rule, repaid within a few programs); the `_DEDICATED` most recently
+    used are kept."""
+    live = (key, frozenset(needed))
+    if getattr(_bases, "dedicated", None) is None:
+        _bases.dedicated, _bases.demand = OrderedDict(), Counter()
+    dedicated, demand = _bases.dedicated, _bases.demand
+    prep = dedicated.get(live)
+    if prep is not None:
+        dedicated.move_to_end(live)
+        return prep
+    demand[live] += 1
+    if demand[live] < _DEDICATE_AT:
+        return shared
+    if len(demand) > 64 * _DEDICATED:
+        demand.clear()
+    prep = dedicated[live] = _register(rules, prelude, needed, 0)
+    if len(dedicated) > _DEDICATED:
+        dedicated.popitem(last=False)
+    return prep
 
 
 def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], misses: int) -> Prepared:

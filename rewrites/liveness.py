@@ -103,37 +103,72 @@ def parts(egg) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
 def live_eggs(groups: Sequence[Sequence[Rule]], present: Iterable[str]) -> dict[int, Any]:
     """The egglog rules (by id) of `groups`' rules that can fire on an e-graph holding the symbols `present`
     (the groups are the rule lists that run together: analyses, rules, prelude). Lazy rules are built
-    when their trigger is present."""
+    when their trigger is present.
+
+    A worklist over an index from each symbol to the rule directions needing it: a symbol becoming present
+    meets those directions' needs only, so a call costs in the live rules, not in every rule per round.
+    A need `c:r` is met by `c:r` or by `c:*` (made with any first argument)."""
     present = set(present)
-    wild = {s[:-2] for s in present if s.endswith(":" + ANY)}  # constructors made with any first argument
+    wild = {s[:-2] for s in present if s.endswith(":" + ANY)}
+    unmet: list[set[str]] = []  # per direction
+    makes_of: list[frozenset[str]] = []
+    eggs: list[Any] = []
+    by_symbol: dict[str, list[int]] = {}
+    by_constructor: dict[str, list[int]] = {}
+    lazy: dict[str, list[Rule]] = {}
+    ready: list[int] = []
 
-    def met(needs) -> bool:
-        return needs <= present or all(s in present or s.split(":", 1)[0] in wild for s in needs)
+    def is_met(symbol: str) -> bool:
+        return symbol in present or symbol.split(":", 1)[0] in wild
 
-    unbuilt = [r for group in groups for r in group]
-    waiting: list[tuple[Any, frozenset[str], frozenset[str]]] = []  # (egg, needs, makes) of one direction
+    def add_rule(rule: Rule) -> None:
+        for egg in rule.egg:
+            for needs, makes in parts(egg):
+                d = len(eggs)
+                eggs.append(egg)
+                makes_of.append(makes)
+                unmet.append({n for n in needs if not is_met(n)})
+                for n in unmet[d]:
+                    by_symbol.setdefault(n, []).append(d)
+                    by_constructor.setdefault(n.split(":", 1)[0], []).append(d)
+                if not unmet[d]:
+                    ready.append(d)
+
+    def met(d: int, symbols) -> None:
+        if unmet[d]:
+            unmet[d].difference_update(symbols)
+            if not unmet[d]:
+                ready.append(d)
+
+    def make_present(symbols: Iterable[str]) -> None:
+        for m in symbols:
+            if m in present:
+                continue
+            present.add(m)
+            for d in by_symbol.get(m, ()):
+                met(d, (m,))
+            for rule in lazy.pop(m, ()):
+                add_rule(rule)
+            if m.endswith(":" + ANY) and m[:-2] not in wild:
+                constructor = m[:-2]
+                wild.add(constructor)
+                for d in by_constructor.get(constructor, ()):
+                    met(d, [n for n in unmet[d] if n.split(":", 1)[0] == constructor])
+                for t in [t for t in lazy if t.split(":", 1)[0] == constructor]:
+                    for rule in lazy.pop(t):
+                        add_rule(rule)
+
+    for group in groups:
+        for rule in group:
+            if rule.trigger is None or is_met(rule.trigger):
+                add_rule(rule)
+            else:
+                lazy.setdefault(rule.trigger, []).append(rule)
     live: dict[int, Any] = {}
-    changed = True
-    while changed:
-        changed = False
-        still = []
-        for r in unbuilt:
-            if r.trigger is not None and not met(frozenset((r.trigger,))):
-                still.append(r)
-                continue
-            waiting += [(egg, needs, makes) for egg in r.egg for needs, makes in parts(egg)]
-        unbuilt = still
-        blocked = []
-        for egg, needs, makes in waiting:
-            if not met(needs):
-                blocked.append((egg, needs, makes))
-                continue
-            live[id(egg)] = egg
-            if not makes <= present:
-                present |= makes
-                wild |= {m[:-2] for m in makes if m.endswith(":" + ANY)}
-                changed = True
-        waiting = blocked
+    while ready:
+        d = ready.pop()
+        live[id(eggs[d])] = eggs[d]
+        make_present(makes_of[d])
     return live
 
 

@@ -1,6 +1,8 @@
 """Which rules the engine registers for a program (`rewrites.liveness`): the symbols of rules and of loaded
 terms, the fixpoint, and that leaving out the rules that cannot fire changes no result."""
 
+from collections import Counter, OrderedDict
+
 import numpy as np
 import pytest
 from egglog import String, eq, rewrite, rule, union, var
@@ -156,6 +158,8 @@ def _count_registrations(monkeypatch) -> list:
 
     monkeypatch.setattr(engine, "_register", counting)
     monkeypatch.setattr(engine._bases, "cache", {}, raising=False)
+    monkeypatch.setattr(engine._bases, "dedicated", OrderedDict(), raising=False)
+    monkeypatch.setattr(engine._bases, "demand", Counter(), raising=False)
     return calls
 
 
@@ -180,3 +184,72 @@ def test_a_program_uses_an_egraph_of_another_prelude_that_holds_its_rules(monkey
     gradient, _ = grad_program(closed, [0])
     engine.optimize(gradient)
     assert len(calls) == 1
+
+
+def test_programs_of_few_live_rules_get_an_egraph_of_their_own_and_the_same_result(monkeypatch):
+    """Once the shared e-graph holds every rule, the `_DEDICATE_AT`-th program with the same small set of
+    live rules gets an e-graph of just those, which gives it the same program and report."""
+    calls = _count_registrations(monkeypatch)
+    for f in [jnp.sin, jnp.cos, jnp.exp, jnp.log]:
+        engine.optimize(ir.make_jaxpr(f)(np.ones(3)))
+    shared = len(calls)
+    closed = ir.make_jaxpr(lambda x: jnp.tanh(x) * 2.0)(np.ones(3))
+    results = [engine.optimize(closed) for _ in range(engine._DEDICATE_AT + 1)]
+    assert len(calls) == shared + 1
+    (prep,) = engine._bases.dedicated.values()
+    assert len(prep.eggs) * engine._DEDICATED_RATIO < len(next(iter(engine._bases.cache.values())).eggs)
+    texts = {print_jaxpr(program) for program, _ in results}
+    assert len(texts) == 1
+    for _, report in results:
+        report.seconds = {}
+    assert all(report.as_dict() == results[0][1].as_dict() for _, report in results)
+
+
+def _live_by_rounds(groups, present) -> set[int]:
+    """The fixpoint by its definition: rounds over every rule direction until nothing new is made."""
+    present = set(present)
+    live: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        wild = {s[:-2] for s in present if s.endswith(":*")}
+        for r in (r for group in groups for r in group):
+            if r.trigger is not None and not (r.trigger in present or r.trigger.split(":")[0] in wild):
+                continue
+            for egg in r.egg:
+                for needs, makes in parts(egg):
+                    if all(n in present or n.split(":", 1)[0] in wild for n in needs):
+                        live.add(id(egg))
+                        if not makes <= present:
+                            present |= makes
+                            changed = True
+    return live
+
+
+@pytest.mark.parametrize("family", ["programs", "control_flow", "linalg"])
+def test_the_worklist_finds_the_fixpoint_of_rounds(family):
+    for case in load_fixtures([ORACLE], [family])[::3]:
+        staged = Staging()
+        encode(parse_case(case), staged)
+        groups = [analysis_rules(), all_rules()]
+        assert live_eggs(groups, staged.symbols()).keys() == _live_by_rounds(groups, staged.symbols())
+
+
+def test_the_worklist_finds_the_fixpoint_of_rounds_with_lazy_ad_and_batching_rules(monkeypatch):
+    """Gradient and batched programs load jvp/vmap nodes whose rules are built lazily, on their triggers."""
+    from transforms.ad.programs import grad_program
+    from transforms.batching.programs import vmap_program
+
+    calls = []
+
+    def recording(groups, symbols):
+        calls.append((groups, set(symbols)))
+        return live_eggs(groups, symbols)
+
+    monkeypatch.setattr(engine, "live_eggs", recording)
+    closed = ir.make_jaxpr(lambda x: jnp.sum(jnp.tanh(x) * jnp.exp(x)))(np.ones(3))
+    grad_program(closed, [0])
+    vmap_program(closed, [0], 0, 4)
+    assert any(r.trigger is not None for groups, _ in calls for group in groups for r in group)
+    for groups, symbols in calls:
+        assert live_eggs(groups, symbols).keys() == _live_by_rounds(groups, symbols)
