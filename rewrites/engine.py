@@ -121,6 +121,7 @@ class Prepared:
     the rules a few times, not once per new primitive). A program with another prelude (or none) uses it
     too while it holds every rule the program can fire: registered rules a program cannot fire never match
     it, so which ones an e-graph holds changes no result, only the time spent.
+    Programs that can fire far fewer rules than it holds get e-graphs of their own (`_dedicated`).
     """
 
     egraph: EGraph
