@@ -126,7 +126,6 @@ class Prepared:
 
     egraph: EGraph
     rules: list[Rule]
-    prelude_rules: list[Rule]
     analysis: Any
     ordinary: Any
     explosive: Any
@@ -243,7 +242,7 @@ def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], 
     egraph = EGraph()
     declare_terms(egraph)
     prep = Prepared(
-        egraph, list(rules), list(prelude),
+        egraph, list(rules),
         ruleset(*chosen(analysis_rules()), name=f"analysis-{tag}"),
         ruleset(*chosen(rules, lambda r: not r.explosive), name=f"rules-{tag}"),
         ruleset(*chosen(rules, lambda r: r.explosive), name=f"explosive-{tag}"),
