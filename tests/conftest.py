@@ -10,10 +10,12 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from tests.profile import PROFILE
+
 settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("nightly", max_examples=5000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=30, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(PROFILE)
 os.environ["EQJAX_CACHE"] = "off"

@@ -7,7 +7,6 @@ offset rotated by rule set so that the three sets together cover different cases
 checks every case (the same run as the CLI command; its numbers are on the issue).
 """
 
-import os
 
 import numpy as np
 import pytest
@@ -15,9 +14,10 @@ import pytest
 from eval.oracle import load_fixtures, run_conformance
 from rewrites.engine import optimize
 from tests.oracle_paths import ALL_FAMILIES, ORACLE
+from tests.profile import NIGHTLY
 
 RULE_SETS = ("strict", "default", "fast")
-STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 4
+STRIDE = 1 if NIGHTLY else 4
 
 
 def _has_special_inputs(case) -> bool:

@@ -27,6 +27,7 @@ from rewrites.rulecompile import compile_rules, load_rules, rules_from_text
 from rewrites.ruledump import dump_builtin_rules, dump_rule
 from rewrites.rulesets import all_rules, rules_in_set
 from rewrites.ruletext import RuleSyntaxError, format_rule, parse_rules, reloadable
+from tests.profile import NIGHTLY
 from tests.rewrites.helpers import F64, F64_2D
 from tests.rewrites.rule_checks import pos
 
@@ -353,7 +354,7 @@ _MODULES = ("arith", "trig", "inverse", "explog", "strength", "distrib", "compar
 
 # Every third row under `ci` (each original rule proves its rows in tests/rewrites/test_rules_*; the text
 # round trip itself is checked rule by rule above), every row nightly.
-STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 3
+STRIDE = 1 if NIGHTLY else 3
 
 
 def _rows(kind: str, only: set[str] | None = None, stride: int = 1):

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
+from tests.profile import NIGHTLY
 from transforms.ad.build import float_positions
 from transforms.ad.programs import Options, jvp_program, vjp_program
 from transforms.ad.verify import random_like, transpose_sides
@@ -148,7 +148,7 @@ def check_spec(spec: Spec, seed: int) -> None:
 
 # Each oracle case builds its derivative programs through egglog (0.1-0.5 s): the `ci` profile checks
 # every third case of a family, `nightly` all of them.
-ORACLE_STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 3
+ORACLE_STRIDE = 1 if NIGHTLY else 3
 # Examples per spec row (a row's derivative programs are built once; examples vary the values) and per
 # random-configuration test (each example builds new programs): 5 and 4 under `ci`, 250 and 200 nightly.
 SPEC_EXAMPLES = settings(max_examples=max(3, settings.default.max_examples // 20))

@@ -8,11 +8,10 @@ primitives SymPy cannot check are listed with the reason."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ir.errors import JaxprTypeError, UnsupportedPrimitive
+from tests.profile import NIGHTLY
 from transforms.ad.build import ELEMENTWISE
 from transforms.ad.programs import Options
 from transforms.ad.rule import JVP
@@ -25,7 +24,7 @@ CASES = [(p, i) for p in CHECKED for i in range(len(PARAMS.get(p, ({},))))]
 
 # The rules alone in every run; after the default algebra too under `nightly` (the oracle tests run the
 # default pipeline in every run).
-RULE_SETS = ["none", "default"] if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else ["none"]
+RULE_SETS = ["none", "default"] if NIGHTLY else ["none"]
 
 
 @pytest.mark.parametrize("rules", RULE_SETS)

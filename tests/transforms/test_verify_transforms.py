@@ -5,12 +5,12 @@ CI fails on a rule the evidence contradicts; deliberately broken transforms are 
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 
 import transforms.ad.verify as ad_verify
 import transforms.batching.verify as batching_verify
+from tests.profile import NIGHTLY
 from transforms.cli import main
 
 # Primitives with rules that no oracle program has at top level (they are what AD or the algebra builds, or
@@ -19,7 +19,7 @@ NOT_SAMPLED = {"add_any", "copy_p", "scatter-sub", "select_and_gather_add", "sel
 NOT_SAMPLED_VMAP = NOT_SAMPLED | {"eq_to", "lt_to", "igamma_grad_a", "random_gamma_grad"}
 # Oracle equations per primitive: one under the `ci` profile (the family spec tables cover the variants),
 # two nightly.
-PER_PRIMITIVE = 2 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 1
+PER_PRIMITIVE = 2 if NIGHTLY else 1
 
 
 def test_every_vjp_rule_is_the_transpose_of_its_jvp_rule():

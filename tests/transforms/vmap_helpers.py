@@ -10,7 +10,6 @@ are built without algebraic rules (the rules under test alone), cached per confi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -24,6 +23,7 @@ from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
+from tests.profile import NIGHTLY
 from tests.transforms.ad_helpers import Spec
 from transforms.ad.programs import Options
 from transforms.batching.programs import vmap_program
@@ -115,7 +115,7 @@ RANDOM_EXAMPLES = settings(max_examples=max(2, settings.default.max_examples // 
 
 # The axis test runs every configuration of `axis_configs` nightly; under `ci` every second one, the rows
 # alternating between the even and the odd ones (each ~0.1 s through egglog; the random test adds two).
-AXES_STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 2
+AXES_STRIDE = 1 if NIGHTLY else 2
 
 
 def vmap_spec_tests(specs: Sequence[Spec]) -> tuple[Callable, Callable]:
@@ -136,7 +136,7 @@ def vmap_spec_tests(specs: Sequence[Spec]) -> tuple[Callable, Callable]:
     return test_axes, test_random
 
 
-ORACLE_STRIDE = 1 if os.environ.get("HYPOTHESIS_PROFILE") == "nightly" else 2
+ORACLE_STRIDE = 1 if NIGHTLY else 2
 
 
 def assert_oracle(family: str, checks: Sequence[str] = ("vmap",), select: Callable = lambda case: True,
