@@ -87,24 +87,34 @@ def _complex_factor(ins: Sequence[ShapedArray], outs: Sequence[ShapedArray]) -> 
 
 # --- higher-order primitives: priced by their bodies, under whichever model is asking --------------
 
-def _nested_cost(model: CostModel, primitive: str, params: dict) -> Cost | None:
-    """The cost of the jaxprs a control-flow or call primitive runs, or None if it runs none."""
+def body_runs(primitive: str, params: dict) -> tuple[str, list[tuple[int, ClosedJaxpr]]] | None:
+    """How a control-flow or call primitive runs its bodies, as (how, [(times, body), ...]): `how` is
+    "max" for `cond` (its costliest branch) and "sum" otherwise; None if it runs no body."""
     if primitive == "cond":
-        return max(jaxpr_cost(model, b) for b in params["branches"])
+        return "max", [(1, b) for b in params["branches"]]
     if primitive == "scan":
-        return int(params["length"]) * jaxpr_cost(model, params["jaxpr"])
+        return "sum", [(int(params["length"]), params["jaxpr"])]
     if primitive == "while":
-        return jaxpr_cost(model, params["cond_jaxpr"]) + jaxpr_cost(model, params["body_jaxpr"])
+        return "sum", [(1, params["cond_jaxpr"]), (1, params["body_jaxpr"])]
     if primitive == "custom_linear_solve":
         jaxprs = params["jaxprs"]
         body = jaxprs.get("solve") or jaxprs.get("matvec")
-        return jaxpr_cost(model, body) if isinstance(body, ClosedJaxpr) else 0
+        return "sum", [(1, body)] if isinstance(body, ClosedJaxpr) else []
     if primitive in _SCALAR_BODIES:
         return None
-    bodies = [v for v in walk_values(params) if isinstance(v, ClosedJaxpr)]
-    if not bodies:
+    bodies = [(1, v) for v in walk_values(params) if isinstance(v, ClosedJaxpr)]
+    return ("sum", bodies) if bodies else None
+
+
+def _nested_cost(model: CostModel, primitive: str, params: dict) -> Cost | None:
+    """The cost of the jaxprs a control-flow or call primitive runs, or None if it runs none."""
+    runs = body_runs(primitive, params)
+    if runs is None:
         return None
-    costs = [jaxpr_cost(model, b) for b in bodies]
+    how, bodies = runs
+    costs = [times * jaxpr_cost(model, body) for times, body in bodies]
+    if how == "max":
+        return max(costs)
     return math.fsum(costs) if any(type(c) is float for c in costs) else sum(costs)
 
 

@@ -13,6 +13,7 @@ scheduled pass over it, costs time whether it matches or not.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 import time
@@ -332,26 +333,43 @@ def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule]) -> None
 Extend = Callable[[Staging, Any, dict], list]
 
 
-def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
-             limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
-             extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-             loops: bool = True) -> tuple[ClosedJaxpr, Report]:
-    """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
+@dataclass
+class Saturated:
+    """A program's saturated e-graph, as a plain view, with what extraction and decoding need.
 
-    `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
-    outputs, and expand its own nodes before the algebra runs (see `run_prelude`); `baseline` is the
-    program the report's "before" counts describe (default `closed`). `loops=False` turns the loop-aware
-    parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
-    a body once, and dead loop outputs stay."""
-    from rewrites.costs import get_cost_model, jaxpr_cost
+    `optimize` is `saturated` followed by `extract_program`; a study that extracts one e-graph under
+    several cost models (or samples it, `rewrites.extract.sample`) saturates once and extracts many times."""
 
+    view: Any  # rewrites.egraph_view.EGraphView
+    enc: Any  # rewrites.encode.Encoding
+    avals: dict  # class -> aval(s)
+    report: Report
+    loops: bool
+
+    def costs(self, model) -> list[float]:
+        """The cost of every node under `model` (a name, callable or `CostModel`)."""
+        from rewrites.costs import get_cost_model
+
+        return node_costs(self.view, self.avals, self.enc, get_cost_model(model))
+
+    def decode(self, choice: dict) -> tuple[ClosedJaxpr, dict[str, int]]:
+        """The program of an extraction's choice (dead loop outputs pruned when `loops`), and decoding's
+        counts ("hoisted", "pruned")."""
+        stats: dict[str, int] = {}
+        program = decode(self.view, choice, self.enc, self.avals, stats)
+        if self.loops:
+            program, stats["pruned"] = prune_loops(program)
+        return program, stats
+
+
+def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None, *,
+              prelude: Sequence[Rule] = (), extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
+              loops: bool = True) -> Saturated:
+    """`closed` encoded and saturated under `rules` (see `optimize` for the options)."""
     limits = limits or Limits()
     rule_list = resolve_rules(rules)
-    model = get_cost_model(cost)
-    model_name = model.name
-    report = Report([r.name for r in rule_list], cost_model=model_name, extractor=extractor)
+    report = Report([r.name for r in rule_list])
     report.eqns_before = count_eqns(baseline or closed)
-    report.cost_before = jaxpr_cost(model, baseline or closed)
     clock = time.perf_counter()
 
     # The program is encoded first, so that the e-graph it goes into holds only the rules that can fire on it.
@@ -376,28 +394,54 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
         report.seconds["serialize"] = time.perf_counter() - clock
         clock = time.perf_counter()
     report.seconds["release"] = time.perf_counter() - clock  # egglog's pop of this program's e-graph
-
-    clock = time.perf_counter()
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
-    avals = class_avals(view, enc)
-    costs = node_costs(view, avals, enc, model)
+    return Saturated(view, enc, class_avals(view, enc), report, loops)
+
+
+def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseline: ClosedJaxpr | None = None,
+                    ) -> tuple[ClosedJaxpr, Report]:
+    """The cheapest program of a saturated e-graph under `cost`, and the report (a copy of the
+    saturation's, completed with the costs and the extraction)."""
+    from rewrites.costs import get_cost_model, jaxpr_cost
+
+    model = get_cost_model(cost)
+    report = copy.deepcopy(sat.report)
+    report.cost_model, report.extractor = model.name, extractor
+    report.cost_before = jaxpr_cost(model, baseline) if baseline is not None else 0
+    clock = time.perf_counter()
+    costs = sat.costs(model)
     report.seconds["costs"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    result = extract(view, costs, method=extractor)
+    result = extract(sat.view, costs, method=extractor)
     report.extraction_status = result.status
     report.seconds["extract"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    stats: dict[str, int] = {}
-    optimized = decode(view, result.choice, enc, avals, stats)
-    if loops:
-        optimized, report.loops_pruned = prune_loops(optimized)
-    report.loops_hoisted = stats.get("hoisted", 0)
+    optimized, stats = sat.decode(result.choice)
+    report.loops_hoisted, report.loops_pruned = stats.get("hoisted", 0), stats.get("pruned", 0)
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
     report.cost_after = jaxpr_cost(model, optimized)
     return optimized, report
+
+
+def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
+             limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
+             extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
+             loops: bool = True) -> tuple[ClosedJaxpr, Report]:
+    """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
+
+    `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
+    outputs, and expand its own nodes before the algebra runs (see `run_prelude`); `baseline` is the
+    program the report's "before" counts describe (default `closed`). `loops=False` turns the loop-aware
+    parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
+    a body once, and dead loop outputs stay."""
+    from rewrites.costs import get_cost_model
+
+    model = get_cost_model(cost)  # an unknown model fails before saturating
+    sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
+    return extract_program(sat, model, extractor, baseline=baseline or closed)
 
 
 def node_costs(view, avals: dict, enc, model) -> list[float]:

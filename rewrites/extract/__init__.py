@@ -12,6 +12,9 @@
 node i (non-negative int or float; `math.inf` forbids a node). Every extractor works on the plain
 `EGraphView`, knows nothing of egglog, breaks ties by (cost, `view.node_key`), and raises
 `UnextractableError` for a root with no finite term. `bench.py` times them on random e-graphs.
+
+`sample(closed, k=, seed=)` draws up to k distinct equivalent programs from one saturated e-graph
+(`sampling.py`): the population a cost model is judged on.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from rewrites.egraph_view import EGraphView
 from rewrites.extract.greedy_dag import extract_greedy_dag
 from rewrites.extract.ilp import extract_ilp
 from rewrites.extract.result import Cost, Extraction, UnextractableError, validate
+from rewrites.extract.sampling import sample, sample_choices
 from rewrites.extract.tree import extract_tree
 
 Extractor = Callable[..., Extraction]
@@ -45,4 +49,4 @@ def extract(view: EGraphView, cost: Sequence[Cost], method: str = "greedy_dag", 
 
 
 __all__ = ["EXTRACTORS", "Extraction", "UnextractableError", "extract", "extract_greedy_dag", "extract_ilp",
-           "extract_tree", "get_extractor", "validate"]
+           "extract_tree", "get_extractor", "sample", "sample_choices", "validate"]
