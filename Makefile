@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench cost-models clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -21,6 +21,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	.venv/bin/eqjax bench eval
+
+# The cost-model study (papers/cost-models): `make cost-models SMALL=1` runs a subset in a few minutes.
+cost-models: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,papers]'
+	$(PY) papers/cost-models/run.py $(if $(SMALL),--small --out papers/cost-models/results-small)
 
 clean:
 	rm -rf .venv

@@ -378,14 +378,46 @@ bytes_moved = CostModel("bytes", _bytes_moved)
 COST_MODELS: dict[str, CostModel] = {m.name: m for m in (op_count, flops, bytes_moved)}
 
 
-def get_cost_model(name_or_callable: str | CostFn) -> CostModel:
-    """A registered model by name ("ops", "flops", "bytes"), or any callable wrapped by `custom`."""
+PROFILED_NAMES = ("latency", "latency-numpy", "latency-xla", "learned:PATH")
+
+
+def _is_profiled(name: str) -> bool:
+    return name == "latency" or name.startswith(("latency-", "learned:"))
+
+
+def for_backend(cost, backend: str):
+    """`cost` with "latency" made the latency model of `backend`, the backend the program will run on."""
+    if cost != "latency":
+        return cost
+    if backend not in ("numpy", "xla"):
+        raise ValueError(f"cost='latency' means the latency profile of the backend in use, and eqjax calibrates "
+                         f"numpy and xla, not {backend!r}; pass cost='latency-numpy' or 'latency-xla'")
+    return f"latency-{backend}"
+
+
+def get_cost_model(name_or_callable: str | CostFn, backend: str = "numpy") -> CostModel:
+    """A model by name, or any callable wrapped by `custom`. Names: "ops", "flops", "bytes"; "latency"
+    (the calibrated profile of `backend` on this machine), "latency-numpy", "latency-xla"; and
+    "learned:PATH" (a model fitted by `rewrites.latency.learned.fit`). See `rewrites.latency`."""
     if isinstance(name_or_callable, CostModel):
         return name_or_callable
     if isinstance(name_or_callable, str):
-        try:
+        if name_or_callable in COST_MODELS:
             return COST_MODELS[name_or_callable]
-        except KeyError:
-            raise ValueError(f"unknown cost model {name_or_callable!r}; known: {', '.join(COST_MODELS)} "
-                             "(or pass a callable)") from None
+        if _is_profiled(name_or_callable):
+            from rewrites.latency.named import named_model
+
+            return named_model(for_backend(name_or_callable, backend))
+        raise ValueError(f"unknown cost model {name_or_callable!r}; known: {', '.join(COST_MODELS)}, "
+                         f"{', '.join(PROFILED_NAMES)} (or pass a callable)")
     return custom(name_or_callable)
+
+
+def cost_source(cost, backend: str = "numpy") -> str | None:
+    """A digest of the file a named profiled model is read from (None for the others), so a cache keyed by
+    the model's name also changes when its profile does."""
+    if isinstance(cost, str) and _is_profiled(cost):
+        from rewrites.latency.named import source_digest
+
+        return source_digest(for_backend(cost, backend))
+    return None

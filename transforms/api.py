@@ -24,6 +24,7 @@ from typing import Any
 from ir.core import ClosedJaxpr
 from ir.tracing import aval_of, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
+from rewrites.costs import for_backend
 from rewrites.engine import Limits, Report, optimize
 from transforms import backends, diskcache
 
@@ -43,6 +44,7 @@ class Jitted:
                  limits: Limits | None = None, backend: str = "numpy"):
         self.fun, self.rules, self.cost, self.extractor, self.limits = fun, rules, cost, extractor, limits
         self.backend = backends.check_backend(backend)
+        self.cost = for_backend(cost, self.backend)  # "latency": the profile of this backend
         self._cache: dict[Any, Compiled] = {}
         self.__name__ = f"jit({getattr(fun, '__name__', 'fun')})"
         self.__wrapped__ = fun

@@ -322,9 +322,12 @@ def cmd_demo(args) -> int:
     return 0
 
 
+COST_HELP = "cost model: ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH"
+
+
 def _optimizer_args(o: argparse.ArgumentParser) -> None:
     o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
-    o.add_argument("--cost", default="flops", help="cost model: ops, flops, bytes")
+    o.add_argument("--cost", default="flops", help=COST_HELP)
     o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
     o.add_argument("--node-limit", type=int, help="stop saturating past this many e-nodes")
     o.add_argument("--iter-limit", type=int, help="at most this many iterations")
@@ -403,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--programs", action="append", help="jaxpr files, directories of *.jaxpr / fixture "
                      "*.json (default: the oracle programs)")
     re_.add_argument("--base", default="default", help="the rule set the file's rules are added to")
-    re_.add_argument("--cost", default="flops", help="cost model: ops, flops, bytes")
+    re_.add_argument("--cost", default="flops", help=COST_HELP)
     re_.add_argument("--json", action="store_true")
     re_.set_defaults(func=cmd_rules_effect)
 

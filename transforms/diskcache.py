@@ -6,6 +6,7 @@ keyed by the SHA-256 of
 - the input program's fingerprint (its canonical text and constant values),
 - what is built from it (`jit`, a gradient with respect to given inputs, a batching) and the optimizer's
   settings (rule set, cost model, extractor, limits, loop rewrites),
+- the content of a rule file or a latency profile the settings name (`cost="latency"`),
 - the eqjax code: its version and the size and modification time of every source file of `ir`, `eval`,
   `rewrites` and `transforms`, so an edited rule never meets a program optimized before the edit.
 Settings that cannot be named stably (a cost model given as a Python function, rules given as objects, a
@@ -93,6 +94,7 @@ def entry_key(kind: str, program: ClosedJaxpr, settings: dict) -> str | None:
     """The cache key of building `kind` from `program` with `settings`, or None when not cacheable."""
     from ir.custom_rules import registered
     from ir.typecheck import fingerprint
+    from rewrites.costs import cost_source
 
     if registered():
         return None
@@ -100,8 +102,11 @@ def entry_key(kind: str, program: ClosedJaxpr, settings: dict) -> str | None:
         named = _setting(settings)
     except TypeError:
         return None
+    options = settings.get("options")
+    cost = getattr(options, "cost", None) if options is not None else settings.get("cost")
     basis = {"kind": kind, "program": fingerprint(program), "settings": named,
-             "rule_files": _rule_files(settings.get("rules")), "code": code_version()}
+             "rule_files": _rule_files(settings.get("rules") or getattr(options, "rules", None)),
+             "cost_source": cost_source(cost), "code": code_version()}
     return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()
 
 

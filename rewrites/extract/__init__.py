@@ -25,7 +25,7 @@ from rewrites.egraph_view import EGraphView
 from rewrites.extract.greedy_dag import extract_greedy_dag
 from rewrites.extract.ilp import extract_ilp
 from rewrites.extract.result import Cost, Extraction, UnextractableError, validate
-from rewrites.extract.sampling import sample, sample_choices
+from rewrites.extract.sampling import sample, sample_choices, sample_saturated
 from rewrites.extract.tree import extract_tree
 
 Extractor = Callable[..., Extraction]
@@ -49,4 +49,4 @@ def extract(view: EGraphView, cost: Sequence[Cost], method: str = "greedy_dag", 
 
 
 __all__ = ["EXTRACTORS", "Extraction", "UnextractableError", "extract", "extract_greedy_dag", "extract_ilp",
-           "extract_tree", "get_extractor", "sample", "sample_choices", "validate"]
+           "extract_tree", "get_extractor", "sample", "sample_choices", "sample_saturated", "validate"]

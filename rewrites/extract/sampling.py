@@ -67,10 +67,15 @@ def sample(closed, k: int = 8, seed: int = 0, rules="default", cost="flops", lim
     """Up to `k` distinct programs equal to `closed`, drawn from its e-graph saturated under `rules`
     (each decoded and typechecked; distinct by canonical fingerprint). `cost` is the base of the
     perturbed costs, and draw 0 is its own extraction; `attempts` bounds the draws (default 8k)."""
-    from ir.typecheck import fingerprint
     from rewrites.engine import saturated
 
-    sat = saturated(closed, rules, limits, loops=loops)
+    return sample_saturated(saturated(closed, rules, limits, loops=loops), k, seed, cost, attempts)
+
+
+def sample_saturated(sat, k: int = 8, seed: int = 0, cost="flops", attempts: int | None = None) -> list:
+    """`sample` of an e-graph saturated already (`rewrites.engine.saturated`)."""
+    from ir.typecheck import fingerprint
+
     programs, prints = [], set()
     # Several choices can decode to one program (a dead loop output pruned, a hoisted body equation), so
     # choices are drawn until k distinct programs, within the same total of draws.

@@ -22,6 +22,7 @@ from eval.interpreter import eval_jaxpr
 from ir.core import ClosedJaxpr
 from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
+from rewrites.costs import for_backend
 from rewrites.engine import Limits, Report
 from transforms import backends, diskcache
 from transforms.ad.build import differentiable
@@ -124,7 +125,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     gives that argument's gradient, a tuple a tuple of them). With `has_aux`, `f` returns `(out, aux)`
     and the result is `((out, aux), grad)`. Traced, differentiated and compiled once per input
     signature; the gradient program runs on `backend` (see `transforms.backends`)."""
-    options = Options(rules, cost, extractor, limits)
+    options = Options(rules, for_backend(cost, backend), extractor, limits)
     cache = ProgramCache(backend)
 
     def value_and_grad_f(*args):
@@ -191,7 +192,7 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default"
         raise TypeError(f"jvp: tangents have structure {t_tree}, primals {staged.in_tree}")
     in_avals = staged.closed.in_avals
     wrt = [i for i, a in enumerate(in_avals) if i >= staged.n_hoisted and differentiable(a)]
-    program, _ = jvp_program(staged.closed, wrt, Options(rules, cost, extractor, limits))
+    program, _ = jvp_program(staged.closed, wrt, Options(rules, for_backend(cost, backend), extractor, limits))
     used = [t for t, a in zip(t_leaves, in_avals[staged.n_hoisted:], strict=True) if differentiable(a)]
     results = ProgramCache(backend).run(program, [*staged.flat_args, *used])
     n_out = staged.out_tree.num_leaves
@@ -205,7 +206,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False, rules="default", cost="f
     """`(f(*primals), pullback)` where `pullback(cotangents)` gives one cotangent per primal (None
     inside it for integer leaves is not used: they get float0-like bool zeros, as JAX's float0)."""
     staged = stage(fun, primals)
-    options = Options(rules, cost, extractor, limits)
+    options = Options(rules, for_backend(cost, backend), extractor, limits)
     cache = ProgramCache(backend)
     out_avals = staged.closed.out_avals
     n_main = staged.out_tree.children[0].num_leaves if has_aux else staged.out_tree.num_leaves

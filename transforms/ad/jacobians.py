@@ -16,6 +16,7 @@ import numpy as np
 import ir.lax as lax
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.tracing import bind_jaxpr, trace_to_jaxpr
+from rewrites.costs import for_backend
 from rewrites.engine import Report
 from transforms.ad.build import differentiable
 from transforms.ad.programs import DEFAULT_OPTIONS, GradTypeError, Options, jvp_program, vjp_program
@@ -149,13 +150,13 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, *, rules="default", 
     """The Jacobian by forward mode: for each output leaf, an array of shape out.shape + in.shape (a
     tuple of them for a tuple of argnums, a pytree of them for a pytree argument). Built and compiled
     once per input signature; runs on `backend`."""
-    return _jacobian("jacfwd", fun, argnums, Options(rules, cost, extractor, limits), backend)
+    return _jacobian("jacfwd", fun, argnums, Options(rules, for_backend(cost, backend), extractor, limits), backend)
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, *, rules="default", cost="flops",
            extractor="greedy_dag", limits=None, backend: str = "numpy"):
     """The Jacobian by reverse mode (same layout as `jacfwd`)."""
-    return _jacobian("jacrev", fun, argnums, Options(rules, cost, extractor, limits), backend)
+    return _jacobian("jacrev", fun, argnums, Options(rules, for_backend(cost, backend), extractor, limits), backend)
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, **options):

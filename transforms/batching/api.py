@@ -20,6 +20,7 @@ from typing import Any
 from ir.core import ShapedArray
 from ir.tracing import aval_of, hoist_consts, is_tracer, trace_to_jaxpr
 from ir.tree import tree_flatten, tree_unflatten
+from rewrites.costs import for_backend
 from rewrites.engine import Limits
 from transforms.ad.api import ProgramCache, Staged
 from transforms.ad.programs import Options
@@ -33,7 +34,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
     batched program is built and compiled once per input signature and runs on `backend`."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
-    options = Options(rules, cost, extractor, limits)
+    options = Options(rules, for_backend(cost, backend), extractor, limits)
     cache = ProgramCache(backend)
     traced: dict[Any, tuple] = {}  # by signature: the traced program and its output structure
 

@@ -1,0 +1,372 @@
+"""Cost models against the clock: regenerates results/ (tables, JSON, figures).
+
+    make cost-models              # everything (about half an hour on 2 cores)
+    make cost-models SMALL=1      # 8 programs, 8 variants each: a few minutes
+
+For every program of the population (`population.py`) the e-graph is saturated once under the default
+rules; from it come up to K sampled equivalent programs (`rewrites.extract.sample_saturated`) and the
+program each cost model extracts, greedily and by ILP. Every distinct program is measured on generated
+NumPy and on XLA, its variants side by side in interleaved rounds, RUNS times. Each cost model is then
+judged per program by Kendall's τ between its predicted costs and the measured times, and by regret:
+the measured time of the program it extracts over the fastest program measured for that subject.
+
+The learned model is fitted by 2-fold cross-validation over programs: fitted on the measured variants
+of one half of the programs and judged on the other half, and the other way round.
+
+Outputs: results/programs.json (the population, every variant's fingerprint and every deterministic
+cost; bit-identical between runs), results/measured.json (times, machine fingerprint), results/tables.md,
+results/*.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+from population import Subject, population  # noqa: E402
+
+from eval import machine  # noqa: E402
+from eval.backends import block, runner  # noqa: E402
+from eval.measure import time_side_by_side  # noqa: E402
+from ir.typecheck import fingerprint  # noqa: E402
+from rewrites.costs import get_cost_model, jaxpr_cost  # noqa: E402
+from rewrites.engine import Saturated, extract_program, saturated  # noqa: E402
+from rewrites.extract import sample_saturated  # noqa: E402
+
+BACKENDS = ("numpy", "xla")
+FIXED_MODELS = ("ops", "flops", "bytes", "latency-numpy", "latency-xla")
+EXTRACTORS = ("greedy_dag", "ilp")
+
+
+@dataclass
+class Study:
+    subject: Subject
+    programs: dict = field(default_factory=dict)  # fingerprint -> ClosedJaxpr
+    sampled: list = field(default_factory=list)  # fingerprints, in draw order
+    extracted: dict = field(default_factory=dict)  # "model/extractor" -> fingerprint
+    predicted: dict = field(default_factory=dict)  # model -> {fingerprint: cost}
+    times: dict = field(default_factory=dict)  # backend -> {fingerprint: [seconds per run]}
+
+    def add(self, program) -> str:
+        fp = fingerprint(program)
+        self.programs.setdefault(fp, program)
+        return fp
+
+    def time(self, backend: str, fp: str) -> float:
+        return statistics.median(self.times[backend][fp])
+
+
+def build(subject: Subject, k: int) -> tuple[Study, Saturated]:
+    study = Study(subject)
+    study.extracted["original/-"] = study.add(subject.closed)
+    sat = saturated(subject.closed)
+    study.sampled = [study.add(p) for p in sample_saturated(sat, k=k, seed=0)]
+    for model in FIXED_MODELS:
+        for extractor in EXTRACTORS:
+            program, _ = extract_program(sat, model, extractor)
+            study.extracted[f"{model}/{extractor}"] = study.add(program)
+    return study, sat
+
+
+def predict(study: Study, models: dict) -> None:
+    for name, model in models.items():
+        study.predicted[name] = {fp: float(jaxpr_cost(model, p)) for fp, p in study.programs.items()}
+
+
+def measure(study: Study, backend: str, min_time: float, runs: int, only: list[str] | None = None) -> None:
+    """Time the programs (or `only` these) side by side; each run is one interleaved `time_side_by_side`."""
+    runs_of = {fp: runner(study.programs[fp], backend) for fp in only or list(study.programs)}
+    args = study.subject.args
+    if backend == "xla":  # after the runners: building one switches JAX to x64
+        import jax
+        args = [jax.device_put(a) for a in args]
+    calls = {fp: (lambda run=run: block(run(*args))) for fp, run in runs_of.items()}
+    times = study.times.setdefault(backend, {})
+    for _ in range(runs):
+        for fp, t in time_side_by_side(calls, min_time=min_time, rounds=5).items():
+            times.setdefault(fp, []).append(statistics.median(t))
+
+
+def kendall_tau(predicted: list[float], measured: list[float]) -> float:
+    """Kendall's τ-b; 0 when a side is constant (a model that rates every variant alike ranks nothing)."""
+    from scipy.stats import kendalltau
+
+    if len(set(predicted)) < 2 or len(set(measured)) < 2:
+        return 0.0
+    return float(kendalltau(predicted, measured).statistic)
+
+
+def fold_of(name: str) -> int:
+    return hashlib.sha256(name.encode()).digest()[0] % 2
+
+
+def fit_learned(studies: list[Study], backend: str, saturations: dict, min_time: float, runs: int) -> dict:
+    """2-fold cross-validated learned models: each fold's programs are extracted under the model fitted on
+    the other fold, and any program not measured yet is measured beside that subject's fastest variant."""
+    from rewrites.latency.learned import fit
+
+    report = {}
+    for fold in (0, 1):
+        train = [s for s in studies if fold_of(s.subject.name) != fold]
+        test = [s for s in studies if fold_of(s.subject.name) == fold]
+        pairs = [(s.programs[fp], s.time(backend, fp)) for s in train for fp in s.times[backend]]
+        if not pairs or not test:
+            continue
+        model = fit([p for p, _ in pairs], [t for _, t in pairs], backend)
+        report[f"fold{fold}"] = {"train_programs": len(train), "train_pairs": len(pairs), **model.training,
+                                 "intercept_s": model.intercept}
+        cost = model.cost_model(f"learned-{backend}")
+        for s in test:
+            s.predicted[f"learned-{backend}"] = {fp: model.predict(p) for fp, p in s.programs.items()}
+            for extractor in EXTRACTORS:
+                program, _ = extract_program(saturations[s.subject.name], cost, extractor)
+                fp = s.add(program)
+                s.extracted[f"learned-{backend}/{extractor}"] = fp
+                s.predicted[f"learned-{backend}"][fp] = model.predict(program)
+                if fp not in s.times[backend]:
+                    _measure_beside_fastest(s, backend, fp, min_time, runs)
+    return report
+
+
+def _measure_beside_fastest(study: Study, backend: str, fp: str, min_time: float, runs: int) -> None:
+    """Measure a new program beside the fastest measured one, and scale its time to the first measurement."""
+    fastest = min(study.times[backend], key=lambda f: study.time(backend, f))
+    before = study.time(backend, fastest)
+    saved = study.times[backend].pop(fastest)
+    measure(study, backend, min_time, runs, only=[fastest, fp])
+    scale = before / study.time(backend, fastest)
+    study.times[backend][fp] = [t * scale for t in study.times[backend][fp]]
+    study.times[backend][fastest] = saved
+
+
+# --- judging the models ----------------------------------------------------------------------------------
+
+def models_of(backend: str) -> list[str]:
+    return [*FIXED_MODELS, f"learned-{backend}"]
+
+
+def judge(studies: list[Study], backend: str) -> dict:
+    """Per model: per-program τ and regrets (greedy and ILP), and their summaries."""
+    out = {}
+    for model in [*models_of(backend), "original"]:
+        taus, regrets = [], {e: [] for e in EXTRACTORS}
+        for s in studies:
+            measured = s.times.get(backend, {})
+            if not measured:
+                continue
+            best = min(s.time(backend, fp) for fp in measured)
+            for extractor in EXTRACTORS:
+                fp = s.extracted.get("original/-" if model == "original" else f"{model}/{extractor}")
+                if fp in measured:
+                    regrets[extractor].append(s.time(backend, fp) / best)
+            if model in s.predicted and len(measured) >= 3:
+                fps = sorted(measured)
+                taus.append(kendall_tau([s.predicted[model][fp] for fp in fps], [s.time(backend, fp) for fp in fps]))
+        out[model] = {"tau": taus, "regret": regrets, **_summary(taus, regrets)}
+    return out
+
+
+def _summary(taus: list[float], regrets: dict) -> dict:
+    def q(xs, p):
+        return float(np.quantile(xs, p)) if xs else None
+
+    return {"tau_median": q(taus, 0.5), "tau_programs": len(taus),
+            **{f"regret_{e}_median": q(r, 0.5) for e, r in regrets.items()},
+            **{f"regret_{e}_p90": q(r, 0.9) for e, r in regrets.items()}}
+
+
+def noise(studies: list[Study], backend: str) -> dict:
+    """How much a program's time moves between the runs: max/min of its run medians, minus 1."""
+    spread = [max(t) / min(t) - 1 for s in studies for t in s.times.get(backend, {}).values() if len(t) > 1]
+    return {"programs": len(spread), "median": float(np.median(spread)) if spread else None,
+            "p90": float(np.quantile(spread, 0.9)) if spread else None}
+
+
+def ilp_vs_greedy(studies: list[Study], backend: str, model: str, tolerance: float = 0.05) -> dict:
+    faster = slower = same = 0
+    for s in studies:
+        measured = s.times.get(backend, {})
+        g, i = s.extracted.get(f"{model}/greedy_dag"), s.extracted.get(f"{model}/ilp")
+        if g not in measured or i not in measured:
+            continue
+        ratio = s.time(backend, i) / s.time(backend, g)
+        faster += ratio < 1 - tolerance
+        slower += ratio > 1 + tolerance
+        same += 1 - tolerance <= ratio <= 1 + tolerance
+    return {"ilp_faster": faster, "ilp_slower": slower, "within_5pct": same}
+
+
+def latency_vs_flops(studies: list[Study], backend: str) -> list[dict]:
+    """The runtime suite: the latency model's greedy extraction against the FLOPs model's, measured."""
+    rows = []
+    for s in studies:
+        if s.subject.group != "runtime":
+            continue
+        lat, fl = s.extracted[f"latency-{backend}/greedy_dag"], s.extracted["flops/greedy_dag"]
+        rows.append({"program": s.subject.name, "latency_s": s.time(backend, lat), "flops_s": s.time(backend, fl),
+                     "ratio": s.time(backend, lat) / s.time(backend, fl), "same_program": lat == fl})
+    return rows
+
+
+# --- outputs -----------------------------------------------------------------------------------------------
+
+def _fmt(x, digits=3) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def tables(verdicts: dict, extras: dict) -> str:
+    lines = []
+    for backend in BACKENDS:
+        v = verdicts[backend]
+        lines += [f"## {backend}", "",
+                  "| model | median τ | programs | regret median (greedy) | regret p90 (greedy) "
+                  "| regret median (ILP) | regret p90 (ILP) |",
+                  "|---|---|---|---|---|---|---|"]
+        for model, r in v.items():
+            lines.append(f"| {model} | {_fmt(r['tau_median'])} | {r['tau_programs']} "
+                         f"| {_fmt(r['regret_greedy_dag_median'])} | {_fmt(r['regret_greedy_dag_p90'])} "
+                         f"| {_fmt(r['regret_ilp_median'])} | {_fmt(r['regret_ilp_p90'])} |")
+        lines += ["", "ILP against greedy, per model (programs whose ILP extraction is >5% faster, slower, within):",
+                  "", "| model | ILP faster | ILP slower | within 5% |", "|---|---|---|---|"]
+        for model, r in extras["ilp_vs_greedy"][backend].items():
+            lines.append(f"| {model} | {r['ilp_faster']} | {r['ilp_slower']} | {r['within_5pct']} |")
+        lines += ["", "Runtime suite, latency model's extraction over the FLOPs model's (measured):", "",
+                  "| program | latency | flops | ratio | same program |", "|---|---|---|---|---|"]
+        for r in extras["latency_vs_flops"][backend]:
+            lines.append(f"| {r['program']} | {r['latency_s'] * 1e3:.3f} ms | {r['flops_s'] * 1e3:.3f} ms "
+                         f"| {r['ratio']:.3f} | {'yes' if r['same_program'] else 'no'} |")
+        n = extras["noise"][backend]
+        lines += ["", f"Noise: a program's time moves by a median {_fmt(n['median'])} (p90 {_fmt(n['p90'])}) "
+                  f"between the {extras['runs']} runs (max/min − 1, {n['programs']} programs).", ""]
+    return "\n".join(lines) + "\n"
+
+
+def figures(studies: list[Study], verdicts: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for backend in BACKENDS:
+        models = models_of(backend)
+        fig, axes = plt.subplots(2, 3, figsize=(13, 8), sharex=False, sharey=True)
+        for ax, model in zip(axes.flat, models, strict=True):
+            xs, ys = [], []
+            for s in studies:
+                measured = s.times.get(backend, {})
+                if model not in s.predicted or len(measured) < 2:
+                    continue
+                pred = {fp: s.predicted[model][fp] for fp in measured}
+                p_mid = statistics.median(pred.values()) or 1.0
+                t_mid = statistics.median(s.time(backend, fp) for fp in measured)
+                xs += [max(pred[fp] / p_mid, 1e-3) for fp in measured]
+                ys += [s.time(backend, fp) / t_mid for fp in measured]
+            ax.scatter(xs, ys, s=4, alpha=0.4)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{model}: median τ {_fmt(verdicts[backend][model]['tau_median'], 2)}")
+            ax.set_xlabel("predicted cost / program median")
+            ax.set_ylabel("measured time / program median")
+        fig.suptitle(f"Predicted cost against measured time on {backend} (each point a variant)")
+        fig.tight_layout()
+        fig.savefig(out / f"scatter-{backend}.png", dpi=110)
+        plt.close(fig)
+
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for model in [*models, "original"]:
+            r = sorted(verdicts[backend][model]["regret"]["greedy_dag"])
+            if r:
+                ax.step(r, np.arange(1, len(r) + 1) / len(r), where="post", label=model)
+        ax.set_xscale("log")
+        ax.set_xlabel("regret: time of the extracted program / fastest measured")
+        ax.set_ylabel("fraction of programs")
+        ax.set_title(f"Regret CDF on {backend} (greedy extraction)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / f"regret-{backend}.png", dpi=110)
+        plt.close(fig)
+
+
+def deterministic_record(studies: list[Study]) -> list[dict]:
+    return [{"name": s.subject.name, "group": s.subject.group, "eqns": len(s.subject.closed.jaxpr.eqns),
+             "sampled": s.sampled,
+             "extracted": {k: v for k, v in sorted(s.extracted.items()) if not k.startswith("learned")},
+             "predicted": {m: {fp: c for fp, c in sorted(costs.items()) if fp in s.sampled or
+                               fp in s.extracted.values()}
+                           for m, costs in sorted(s.predicted.items()) if not m.startswith("learned")}}
+            for s in studies]
+
+
+def main(argv: list[str] | None = None) -> None:
+    from rich.progress import track
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true", help="8 programs, 8 variants each (a few minutes)")
+    ap.add_argument("--k", type=int, default=None, help="sampled variants per program (default 32; 8 small)")
+    ap.add_argument("--runs", type=int, default=3, help="measurement runs (the noise estimate)")
+    ap.add_argument("--min-time", type=float, default=None, help="seconds per variant per run")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    args = ap.parse_args(argv)
+    k = args.k or (8 if args.small else 32)
+    min_time = args.min_time or (0.02 if args.small else 0.05)
+    args.out.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter()
+
+    models = {m: get_cost_model(m) for m in FIXED_MODELS}
+    studies, saturations, failures = [], {}, []
+    for subject in track(population(args.small), description="saturate, sample, measure"):
+        study, sat = build(subject, k)
+        predict(study, models)
+        for backend in BACKENDS:
+            try:
+                measure(study, backend, min_time, args.runs)
+            except Exception as e:  # a program a backend cannot run is reported, not hidden
+                failures.append(f"{subject.name} on {backend}: {type(e).__name__}: {str(e)[:120]}")
+                study.times.pop(backend, None)
+        studies.append(study)
+        saturations[subject.name] = sat
+    learned = {b: fit_learned([s for s in studies if s.times.get(b)], b, saturations, min_time, args.runs)
+               for b in BACKENDS}
+    for study in studies:  # the learned models' extractions are new programs for the fixed models too
+        predict(study, models)
+
+    verdicts = {b: judge(studies, b) for b in BACKENDS}
+    extras = {"runs": args.runs,
+              "noise": {b: noise(studies, b) for b in BACKENDS},
+              "ilp_vs_greedy": {b: {m: ilp_vs_greedy(studies, b, m) for m in models_of(b)} for b in BACKENDS},
+              "latency_vs_flops": {b: latency_vs_flops(studies, b) for b in BACKENDS}}
+    settings = {"small": args.small, "k": k, "runs": args.runs, "min_time": min_time}
+    (args.out / "programs.json").write_text(json.dumps({"settings": settings, "programs": deterministic_record(
+        studies)}, indent=1, sort_keys=True) + "\n")
+    (args.out / "measured.json").write_text(json.dumps({
+        "machine": machine.fingerprint(), "seconds": time.perf_counter() - clock, "failures": failures,
+        "learned": learned, "extras": extras,
+        "verdicts": {b: {m: {k2: v for k2, v in r.items()} for m, r in v.items()} for b, v in verdicts.items()},
+        "times": {s.subject.name: s.times for s in studies}}, indent=1, sort_keys=True) + "\n")
+    (args.out / "tables.md").write_text(tables(verdicts, extras))
+    figures(studies, verdicts, args.out)
+    print((args.out / "tables.md").read_text())
+    print(f"{len(studies)} programs, {sum(len(s.programs) for s in studies)} distinct variants, "
+          f"{time.perf_counter() - clock:.0f} s; failures: {len(failures)}")
+    for f in failures:
+        print("  ", f)
+
+
+if __name__ == "__main__":
+    import os
+
+    if os.environ.get("PYTHONHASHSEED") != "0":  # extraction breaks ties by hash order in a few places
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
+    main()

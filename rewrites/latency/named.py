@@ -1,0 +1,58 @@
+"""Profiled cost models by name, as `rewrites.costs.get_cost_model` resolves them.
+
+| name            | model                                                                          |
+|-----------------|--------------------------------------------------------------------------------|
+| `latency-numpy` | the calibrated latency profile of generated NumPy on this machine (`default_profile`) |
+| `latency-xla`   | the same for XLA                                                               |
+| `learned:PATH`  | a `LearnedModel` saved at PATH (`rewrites.latency.learned`)                    |
+
+(`latency` alone is resolved first to the profile of the backend the program runs on,
+`rewrites.costs.for_backend`.) A model is loaded once per file content: editing or recalibrating a
+profile gives a new model, and `source_digest` changes with it, so caches keyed by the name follow.
+A profile or learned model measured on another machine is refused (`ProfileMachineError`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+from rewrites.costs import CostModel
+
+
+def _path_of(name: str) -> Path:
+    if name.startswith("learned:"):
+        path = Path(name.removeprefix("learned:")).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"cost model {name!r}: no learned model at {path}")
+        return path
+    if name in ("latency-numpy", "latency-xla"):
+        from rewrites.latency.model import default_profile
+
+        return Path(default_profile(name.removeprefix("latency-")))
+    raise ValueError(f"unknown profiled cost model {name!r}; known: latency-numpy, latency-xla, learned:PATH")
+
+
+def source_digest(name: str) -> str:
+    """SHA-256 of the file `name` is read from."""
+    return hashlib.sha256(_path_of(name).read_bytes()).hexdigest()
+
+
+def named_model(name: str) -> CostModel:
+    path = _path_of(name)
+    return _load(name, str(path), source_digest(name))
+
+
+@cache
+def _load(name: str, path: str, digest: str) -> CostModel:
+    if name.startswith("learned:"):
+        from rewrites.latency.learned import LearnedModel
+        from rewrites.latency.model import check_machine
+
+        model = LearnedModel.load(path)
+        check_machine(model.machine, model.machine_key, f"learned cost model {path}", model.backend)
+        return model.cost_model()
+    from rewrites.latency.model import LatencyModel
+
+    return LatencyModel(path).cost_model()
