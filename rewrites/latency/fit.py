@@ -1,0 +1,143 @@
+"""Fitting a primitive's measured times to a small explainable model.
+
+    seconds = c0 + c_elem * elements + c_flops * flops + c_bytes * bytes
+
+`elements` is the size of the equation's largest operand or result (a reduction's input, a broadcast's
+output), `flops` and `bytes` are `rewrites.costs.flops` and `rewrites.costs.bytes_moved` of the equation.
+The coefficients are non-negative (scipy's NNLS), fitted to rows weighted by 1 / measured time, so that
+what is minimised is the sum of squared *relative* errors: a 2 µs op mispredicted by 2 µs is as wrong as
+a 20 ms op mispredicted by 20 ms.
+
+A feature column proportional to an earlier one over the rows (flops of an elementwise op, always
+weight × elements) is left out rather than split arbitrarily between the two. Columns are scaled to a
+maximum of 1 before NNLS, for conditioning, and the coefficients scaled back.
+
+Piecewise: small and large arrays often cost differently per element (caches, a library switching to
+threads or blocking), so the rows may be split at a size of the grid into two segments, each with its
+own coefficients. The split that minimises the summed squared relative error is taken if it lowers the
+one-segment error by at least `SPLIT_GAIN` (an extra segment doubles the parameters) and leaves
+`MIN_SEGMENT_ROWS` rows on each side. A segment serves sizes up to its `max_elements` (the geometric
+mean of the sizes either side of the split; None for the last).
+
+A primitive measured only over a narrow range of sizes (its oracle samples: `NARROW_RANGE`) cannot tell
+a fixed cost from a per-element one, so it keeps the fallback model's size coefficients and fits only
+its own fixed cost `c0`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+FEATURES = ("c0", "c_elem", "c_flops", "c_bytes")  # coefficient names, in column order
+SPLIT_GAIN = 0.25
+MIN_SEGMENT_ROWS = 4
+NARROW_RANGE = 16  # largest / smallest elements below this: sizes come from the fallback
+
+
+@dataclass(frozen=True)
+class Row:
+    elements: int
+    flops: float
+    bytes: float
+    seconds: float  # measured, net of the call overhead
+
+    def features(self) -> tuple[float, float, float, float]:
+        return 1.0, float(self.elements), float(self.flops), float(self.bytes)
+
+
+def predict(segments: Sequence[dict], elements: int, flops: float, nbytes: float) -> float:
+    """Seconds under a fitted piecewise model (the segment whose `max_elements` covers `elements`)."""
+    for segment in segments:
+        if segment["max_elements"] is None or elements <= segment["max_elements"]:
+            c = segment["coef"]
+            return c["c0"] + c["c_elem"] * elements + c["c_flops"] * flops + c["c_bytes"] * nbytes
+    raise ValueError("a piecewise latency model's last segment must have max_elements None")
+
+
+def relative_errors(segments: Sequence[dict], rows: Sequence[Row]) -> list[float]:
+    return [abs(predict(segments, r.elements, r.flops, r.bytes) - r.seconds) / r.seconds for r in rows]
+
+
+def _independent_columns(a: np.ndarray, allowed: Sequence[int]) -> list[int]:
+    """The allowed columns with any non-zero entry, leaving out those proportional to an earlier kept one."""
+    kept: list[int] = []
+    for j in allowed:
+        col = a[:, j]
+        if not np.any(col):
+            continue
+        if any(_proportional(a[:, k], col) for k in kept):
+            continue
+        kept.append(j)
+    return kept
+
+
+def _proportional(x: np.ndarray, y: np.ndarray) -> bool:
+    if not np.any(x) or np.any((x == 0) != (y == 0)):
+        return False
+    ratio = y[x != 0] / x[x != 0]
+    return bool(np.allclose(ratio, ratio[0], rtol=1e-9))
+
+
+def _nnls(rows: Sequence[Row], allowed: Sequence[int]) -> tuple[dict[str, float], float]:
+    """Non-negative coefficients minimising the summed squared relative error, and that error."""
+    a = np.array([r.features() for r in rows], dtype=np.float64)
+    t = np.array([r.seconds for r in rows], dtype=np.float64)
+    cols = _independent_columns(a, allowed)
+    scale = np.abs(a[:, cols]).max(axis=0)
+    weighted = a[:, cols] / scale / t[:, None]
+    solution, _ = nnls(weighted, np.ones(len(rows)), maxiter=50 * len(cols))
+    coef = dict.fromkeys(FEATURES, 0.0)
+    for j, x in zip(cols, solution / scale, strict=True):
+        coef[FEATURES[j]] = float(x)
+    predicted = a @ np.array([coef[f] for f in FEATURES])
+    return coef, float(np.sum(((predicted - t) / t) ** 2))
+
+
+def fit_segments(rows: Sequence[Row], features: Sequence[str] = FEATURES) -> list[dict]:
+    """One or two segments fitted to `rows` with the named coefficients (see the module doc)."""
+    allowed = [FEATURES.index(f) for f in features]
+    coef, error = _nnls(rows, allowed)
+    best: list[dict] = [{"max_elements": None, "coef": coef}]
+    sizes = sorted({r.elements for r in rows})
+    best_error = error
+    for small_max, large_min in zip(sizes, sizes[1:], strict=False):
+        small = [r for r in rows if r.elements <= small_max]
+        large = [r for r in rows if r.elements > small_max]
+        if len(small) < MIN_SEGMENT_ROWS or len(large) < MIN_SEGMENT_ROWS:
+            continue
+        (c_small, e_small), (c_large, e_large) = _nnls(small, allowed), _nnls(large, allowed)
+        if e_small + e_large < best_error and e_small + e_large <= (1 - SPLIT_GAIN) * error:
+            best_error = e_small + e_large
+            best = [{"max_elements": round(math.sqrt(small_max * large_min)), "coef": c_small},
+                    {"max_elements": None, "coef": c_large}]
+    return best
+
+
+def fit_fixed_cost(rows: Sequence[Row], size_model: Sequence[dict]) -> list[dict]:
+    """`size_model`'s segments with their size coefficients kept and one `c0` fitted to `rows` (the
+    weighted least-squares fixed cost, at least 0)."""
+    def sized(r: Row) -> float:
+        no_fixed = [{**s, "coef": {**s["coef"], "c0": 0.0}} for s in size_model]
+        return predict(no_fixed, r.elements, r.flops, r.bytes)
+    weights = [1 / r.seconds ** 2 for r in rows]
+    c0 = sum(w * (r.seconds - sized(r)) for w, r in zip(weights, rows, strict=True)) / sum(weights)
+    return [{**s, "coef": {**s["coef"], "c0": max(c0, 0.0)}} for s in size_model]
+
+
+def fit_primitive(rows: Sequence[Row], fallback: Sequence[dict]) -> dict:
+    """A primitive's profile entry: segments, points, median relative error and where its size terms came
+    from ("fitted", or "fallback" for a narrow range of sizes)."""
+    smallest, largest = min(r.elements for r in rows), max(r.elements for r in rows)
+    if largest < NARROW_RANGE * max(smallest, 1):
+        segments, size_terms = fit_fixed_cost(rows, fallback), "fallback"
+    else:
+        segments, size_terms = fit_segments(rows), "fitted"
+    return {"segments": segments, "points": len(rows), "size_terms": size_terms,
+            "median_rel_error": statistics.median(relative_errors(segments, rows)),
+            "max_elements_measured": largest}
