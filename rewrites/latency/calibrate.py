@@ -1,0 +1,250 @@
+"""Calibration: microbenchmark every primitive on a backend and fit its latency model.
+
+    profile = calibrate("numpy")                                  # minutes; `eqjax calibrate --backend numpy`
+    profile = calibrate("xla", primitives=["add", "exp"], quick=True, progress=False)   # seconds
+
+Which primitives: those the evaluation registry implements that appear in the oracle samples or have a
+grid family (`rewrites.latency.probes`), except those that run jaxprs (priced by their bodies).
+
+How a probe is timed: its one-equation program runs on the backend (`eval.backends.runner`; the xla
+backend's inputs are on the device, its first call compiles and is not timed); the time is the median
+of calls filling `min_time` (at least 5; 3 for a call that alone takes a third of it), minus the
+*baseline*: the same backend calling a program with as many inputs and outputs that does nothing but
+return its inputs (measured once per arity, with scalar inputs: it is the per-call cost of dispatch and
+argument handling, not of data). The net time is clamped at `FLOOR_FRACTION` of the baseline, so that
+relative errors stay defined for ops cheaper than the noise. A series of probes (one primitive, dtype and
+params at increasing sizes) stops growing once a call takes `max_probe_s`.
+
+The fit (`rewrites.latency.fit`) gives each primitive piecewise non-negative coefficients; the fallback,
+which prices primitives the profile does not name, is fitted with a fixed cost and a per-byte cost over
+all scaled elementwise probes (or over every probe, if the selection has no elementwise primitive).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+import numpy as np
+
+from eval.backends import block, runner
+from eval.machine import fingerprint, machine_key
+from eval.measure import time_calls
+from ir import dtypes
+from ir.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
+from ir.errors import EqjaxError
+from ir.primitives import get_primitive
+from rewrites.costs import bytes_moved, flops
+from rewrites.latency import fit, probes
+from rewrites.latency.profile import FORMAT, check_backend, validate_profile
+
+FLOOR_FRACTION = 0.01
+BASELINE_ARITIES = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 4))  # always measured: they give the per-operand cost
+SEED = 0
+
+
+class CalibrationError(EqjaxError, ValueError):
+    """A calibration that cannot be done as asked (a primitive it cannot time, nothing timed)."""
+
+
+def calibratable(samples: dict) -> list[str]:
+    """The primitives `calibrate` times, given the oracle samples."""
+    from eval.registry import IMPLS, _load
+
+    _load()
+    return sorted(p for p in set(samples) | set(probes.GRID_FAMILIES) if p in IMPLS and probes.is_probed(p))
+
+
+def _check_primitives(requested: Iterable[str], available: list[str]) -> list[str]:
+    from eval.registry import IMPLS
+
+    requested = list(dict.fromkeys(requested))
+    problems = []
+    for name in requested:
+        if name in available:
+            continue
+        try:
+            row = get_primitive(name)
+        except EqjaxError:
+            problems.append(f"{name!r} (no such primitive)")
+            continue
+        if row.higher_order:
+            problems.append(f"{name!r} (runs jaxprs: the latency model prices it by its bodies)")
+        elif name not in IMPLS:
+            problems.append(f"{name!r} (no NumPy implementation)")
+        else:
+            problems.append(f"{name!r} (no oracle sample or grid probe to time it with)")
+    if problems:
+        raise CalibrationError(f"cannot calibrate {', '.join(problems)}; {len(available)} primitives can be "
+                               f"calibrated: {', '.join(available)}")
+    return requested
+
+
+def settings_for(quick: bool) -> dict:
+    return {"quick": quick, "seed": SEED,
+            "sizes": list(probes.QUICK_SIZES if quick else probes.SIZES),
+            "matrix_sides": list(probes.QUICK_MATRIX_SIDES if quick else probes.MATRIX_SIDES),
+            "min_time_s": 0.002 if quick else 0.01, "max_probe_s": 0.02 if quick else 0.2,
+            "samples_per_primitive": 2 if quick else 4}
+
+
+# --- timing ------------------------------------------------------------------------------------------------
+
+def _caller(closed: ClosedJaxpr, args, backend: str) -> Callable[[], object]:
+    run = runner(closed, backend)
+    inputs = list(args)
+    if backend == "xla":
+        import jax
+        inputs = [jax.device_put(a) for a in inputs]
+    return lambda: block(run(*inputs))
+
+
+def time_program(closed: ClosedJaxpr, args, backend: str, min_time: float) -> float:
+    """Median seconds per call of `closed` on `args` (see the module doc)."""
+    call = _caller(closed, args, backend)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        call()  # warm-up; compiles on xla
+        t0 = time.perf_counter()
+        call()
+        pilot = time.perf_counter() - t0
+        if 3 * pilot >= min_time:
+            times = [pilot, *time_calls(call, warmup=0, repeats=2)]
+        else:
+            times = time_calls(call, warmup=0, min_time=min_time)
+    return float(np.median(times))
+
+
+class Baselines:
+    """Per-call seconds of do-nothing programs on a backend, by (inputs, outputs)."""
+
+    def __init__(self, backend: str, min_time: float):
+        self.backend, self.min_time, self.seconds = backend, min_time, {}
+
+    def __call__(self, n_in: int, n_out: int) -> float:
+        key = (n_in, n_out)
+        if key not in self.seconds:
+            invars = [Var(ShapedArray((), dtypes.float32)) for _ in range(n_in)]
+            zero = Literal(np.float32(0), ShapedArray((), dtypes.float32))
+            outvars = [invars[i % n_in] if n_in else zero for i in range(n_out)]
+            program = ClosedJaxpr(Jaxpr([], invars, outvars, []), [])
+            args = [np.asarray(i, np.float32) for i in range(n_in)]  # 0-d arrays: scalars would be coerced
+            self.seconds[key] = time_program(program, args, self.backend, 4 * self.min_time)
+        return self.seconds[key]
+
+    def per_operand(self) -> float:
+        """Seconds each input or output beyond one of each adds (least squares through the 1x1 baseline)."""
+        base = self(1, 1)
+        extra = [(n_in + n_out - 2, s - base) for (n_in, n_out), s in self.seconds.items() if n_in + n_out > 2]
+        return max(sum(n * s for n, s in extra) / sum(n * n for n, _ in extra), 0.0) if extra else 0.0
+
+
+def _row(probe: probes.Probe, seconds: float) -> fit.Row:
+    eqn = probe.eqn
+    ins = [getattr(x, "aval", x) for x in eqn.invars]
+    outs = [v.aval for v in eqn.outvars]
+    return fit.Row(probe.elements, flops(eqn.primitive, eqn.params, ins, outs),
+                   bytes_moved(eqn.primitive, eqn.params, ins, outs), seconds)
+
+
+def measure_primitive(primitive: str, samples, backend: str, settings: dict, baselines: Baselines,
+                      rng: np.random.Generator) -> tuple[list[fit.Row], list[fit.Row], str | None]:
+    """The rows of every probe of `primitive` (and the subset from scaled elementwise probes), and the
+    first failure's text if a probe could not run."""
+    rows, scaled, failure = [], [], None
+    too_slow: dict[tuple, int] = {}  # series -> the size whose call took max_probe_s
+    for probe in probes.probes_for(primitive, samples, settings["sizes"], settings["matrix_sides"], rng):
+        if probe.elements > too_slow.get(probe.series, math.inf):
+            continue
+        try:
+            seconds = time_program(probe.closed, probe.args, backend, settings["min_time_s"])
+        except Exception as e:  # noqa: BLE001  a probe the backend cannot run is reported, not fatal
+            failure = failure or f"{probe}: {type(e).__name__}: {e}".splitlines()[0][:300]
+            continue
+        if seconds >= settings["max_probe_s"]:
+            too_slow[probe.series] = probe.elements
+        base = baselines(len(probe.closed.jaxpr.invars), len(probe.closed.jaxpr.outvars))
+        row = _row(probe, max(seconds - base, FLOOR_FRACTION * base))
+        rows.append(row)
+        if probe.source.startswith("scaled"):
+            scaled.append(row)
+    return rows, scaled, failure
+
+
+# --- the whole calibration ---------------------------------------------------------------------------------
+
+def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, quick: bool = False,
+              progress: bool = True) -> dict:
+    """Measure and fit a latency profile of this machine for `backend` (see the module doc and
+    `rewrites.latency.profile` for the format). `primitives` restricts it to those names; `quick` uses
+    fewer, smaller probes and shorter timings (for tests and a first look)."""
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures
+    from eval.samples import equation_samples
+
+    check_backend(backend)
+    start = time.perf_counter()
+    settings = settings_for(quick)
+    samples = equation_samples(load_fixtures([DEFAULT_ORACLE]), settings["samples_per_primitive"])
+    available = calibratable(samples)
+    names = available if primitives is None else _check_primitives(primitives, available)
+    settings["primitives"] = None if primitives is None else sorted(names)
+
+    rng = np.random.default_rng(SEED)
+    baselines = Baselines(backend, settings["min_time_s"])
+    for n_in, n_out in BASELINE_ARITIES:
+        baselines(n_in, n_out)
+    measured: dict[str, list[fit.Row]] = {}
+    elementwise: list[fit.Row] = []
+    skipped: dict[str, str] = {}
+    with _progress(progress, len(names), backend) as advance:
+        for name in names:
+            advance(name)
+            rows, scaled, failure = measure_primitive(name, samples.get(name, []), backend, settings, baselines, rng)
+            if rows:
+                measured[name] = rows
+                elementwise += scaled
+            else:
+                skipped[name] = failure or "no probe"
+    if not measured:
+        raise CalibrationError(f"no probe of {', '.join(names)} ran on the {backend} backend: {skipped}")
+
+    fallback_rows = elementwise or [r for rows in measured.values() for r in rows]
+    fallback_segments = fit.fit_segments(fallback_rows, ("c0", "c_bytes"))
+    fallback = {"segments": fallback_segments, "points": len(fallback_rows),
+                "median_rel_error": float(np.median(fit.relative_errors(fallback_segments, fallback_rows))),
+                "fitted_on": "scaled elementwise probes" if elementwise else "every probe"}
+    profile = {
+        "format": FORMAT, "backend": backend, "machine": fingerprint(), "machine_key": machine_key(),
+        "call_overhead_s": baselines(1, 1), "per_operand_overhead_s": baselines.per_operand(),
+        "overhead_by_arity": {f"{i}x{o}": s for (i, o), s in sorted(baselines.seconds.items())},
+        "primitives": {name: fit.fit_primitive(rows, fallback_segments) for name, rows in sorted(measured.items())},
+        "fallback": fallback, "skipped": skipped,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "elapsed_s": round(time.perf_counter() - start, 3), "settings": settings,
+    }
+    return validate_profile(profile, f"the calibrated {backend} profile")
+
+
+@contextmanager
+def _progress(enabled: bool, total: int, backend: str) -> Iterator[Callable[[str], None]]:
+    """`advance(name)` per primitive, drawing a rich progress bar on stderr (nothing if not `enabled`)."""
+    if not enabled:
+        yield lambda name: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn(f"calibrating {backend}: {{task.description:<28}}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("", total=total)
+        done = [-1]
+
+        def advance(name: str) -> None:
+            done[0] += 1
+            bar.update(task, description=name, completed=done[0])
+        yield advance
