@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cache
 
 import numpy as np
 
@@ -147,7 +148,7 @@ def _row(probe: probes.Probe, seconds: float) -> fit.Row:
     eqn = probe.eqn
     ins = [getattr(x, "aval", x) for x in eqn.invars]
     outs = [v.aval for v in eqn.outvars]
-    return fit.Row(probe.elements, flops(eqn.primitive, eqn.params, ins, outs),
+    return fit.Row(probe.size, sum(a.size for a in outs), flops(eqn.primitive, eqn.params, ins, outs),
                    bytes_moved(eqn.primitive, eqn.params, ins, outs), seconds)
 
 
@@ -158,7 +159,7 @@ def measure_primitive(primitive: str, samples, backend: str, settings: dict, bas
     rows, scaled, failure = [], [], None
     too_slow: dict[tuple, int] = {}  # series -> the size whose call took max_probe_s
     for probe in probes.probes_for(primitive, samples, settings["sizes"], settings["matrix_sides"], rng):
-        if probe.elements > too_slow.get(probe.series, math.inf):
+        if probe.size > too_slow.get(probe.series, math.inf):
             continue
         try:
             seconds = time_program(probe.closed, probe.args, backend, settings["min_time_s"])
@@ -166,7 +167,7 @@ def measure_primitive(primitive: str, samples, backend: str, settings: dict, bas
             failure = failure or f"{probe}: {type(e).__name__}: {e}".splitlines()[0][:300]
             continue
         if seconds >= settings["max_probe_s"]:
-            too_slow[probe.series] = probe.elements
+            too_slow[probe.series] = probe.size
         base = baselines(len(probe.closed.jaxpr.invars), len(probe.closed.jaxpr.outvars))
         row = _row(probe, max(seconds - base, FLOOR_FRACTION * base))
         rows.append(row)
@@ -177,18 +178,24 @@ def measure_primitive(primitive: str, samples, backend: str, settings: dict, bas
 
 # --- the whole calibration ---------------------------------------------------------------------------------
 
+@cache
+def oracle_samples(per_primitive: int) -> dict:
+    """`eval.samples.equation_samples` of the default oracle (kept: it takes seconds to cut them)."""
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures
+    from eval.samples import equation_samples
+
+    return equation_samples(load_fixtures([DEFAULT_ORACLE]), per_primitive)
+
+
 def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, quick: bool = False,
               progress: bool = True) -> dict:
     """Measure and fit a latency profile of this machine for `backend` (see the module doc and
     `rewrites.latency.profile` for the format). `primitives` restricts it to those names; `quick` uses
     fewer, smaller probes and shorter timings (for tests and a first look)."""
-    from eval.oracle import DEFAULT_ORACLE, load_fixtures
-    from eval.samples import equation_samples
-
     check_backend(backend)
     start = time.perf_counter()
     settings = settings_for(quick)
-    samples = equation_samples(load_fixtures([DEFAULT_ORACLE]), settings["samples_per_primitive"])
+    samples = oracle_samples(settings["samples_per_primitive"])
     available = calibratable(samples)
     names = available if primitives is None else _check_primitives(primitives, available)
     settings["primitives"] = None if primitives is None else sorted(names)

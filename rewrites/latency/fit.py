@@ -2,8 +2,9 @@
 
     seconds = c0 + c_elem * elements + c_flops * flops + c_bytes * bytes
 
-`elements` is the size of the equation's largest operand or result (a reduction's input, a broadcast's
-output), `flops` and `bytes` are `rewrites.costs.flops` and `rewrites.costs.bytes_moved` of the equation.
+`elements` counts the equation's output elements, `flops` and `bytes` are `rewrites.costs.flops` and
+`rewrites.costs.bytes_moved` of the equation. Output elements and bytes separate what a reduction's
+input size alone cannot: NumPy sums 2^14 numbers in rows of 16 six times slower than in one row.
 The coefficients are non-negative (scipy's NNLS), fitted to rows weighted by 1 / measured time, so that
 what is minimised is the sum of squared *relative* errors: a 2 µs op mispredicted by 2 µs is as wrong as
 a 20 ms op mispredicted by 20 ms.
@@ -14,10 +15,13 @@ maximum of 1 before NNLS, for conditioning, and the coefficients scaled back.
 
 Piecewise: small and large arrays often cost differently per element (caches, a library switching to
 threads or blocking), so the rows may be split at a size of the grid into two segments, each with its
-own coefficients. The split that minimises the summed squared relative error is taken if it lowers the
-one-segment error by at least `SPLIT_GAIN` (an extra segment doubles the parameters) and leaves
-`MIN_SEGMENT_ROWS` rows on each side. A segment serves sizes up to its `max_elements` (the geometric
-mean of the sizes either side of the split; None for the last).
+own coefficients. Segments are chosen by `size`, the elements of the equation's largest operand or
+result (a reduction's input, a broadcast's output). The split that minimises the summed squared
+relative error is taken if it lowers the one-segment error by at least `SPLIT_GAIN` (an extra segment
+doubles the parameters) and leaves `MIN_SEGMENT_ROWS` rows on each side. A segment serves sizes up to
+its `max_elements` (the geometric mean of the sizes either side of the split; None for the last).
+Within a segment the price grows with every feature; across the split it may step down (the two
+segments are fitted independently).
 
 A primitive measured only over a narrow range of sizes (its oracle samples: `NARROW_RANGE`) cannot tell
 a fixed cost from a per-element one, so it keeps the fallback model's size coefficients and fits only
@@ -42,7 +46,8 @@ NARROW_RANGE = 16  # largest / smallest elements below this: sizes come from the
 
 @dataclass(frozen=True)
 class Row:
-    elements: int
+    size: int  # elements of the largest operand or result: chooses the segment
+    elements: int  # output elements
     flops: float
     bytes: float
     seconds: float  # measured, net of the call overhead
@@ -50,18 +55,21 @@ class Row:
     def features(self) -> tuple[float, float, float, float]:
         return 1.0, float(self.elements), float(self.flops), float(self.bytes)
 
+    def as_list(self) -> list:
+        return [self.size, self.elements, self.flops, self.bytes, self.seconds]
 
-def predict(segments: Sequence[dict], elements: int, flops: float, nbytes: float) -> float:
-    """Seconds under a fitted piecewise model (the segment whose `max_elements` covers `elements`)."""
+
+def predict(segments: Sequence[dict], size: int, elements: int, flops: float, nbytes: float) -> float:
+    """Seconds under a fitted piecewise model (the segment whose `max_elements` covers `size`)."""
     for segment in segments:
-        if segment["max_elements"] is None or elements <= segment["max_elements"]:
+        if segment["max_elements"] is None or size <= segment["max_elements"]:
             c = segment["coef"]
             return c["c0"] + c["c_elem"] * elements + c["c_flops"] * flops + c["c_bytes"] * nbytes
     raise ValueError("a piecewise latency model's last segment must have max_elements None")
 
 
 def relative_errors(segments: Sequence[dict], rows: Sequence[Row]) -> list[float]:
-    return [abs(predict(segments, r.elements, r.flops, r.bytes) - r.seconds) / r.seconds for r in rows]
+    return [abs(predict(segments, r.size, r.elements, r.flops, r.bytes) - r.seconds) / r.seconds for r in rows]
 
 
 def _independent_columns(a: np.ndarray, allowed: Sequence[int]) -> list[int]:
@@ -104,11 +112,11 @@ def fit_segments(rows: Sequence[Row], features: Sequence[str] = FEATURES) -> lis
     allowed = [FEATURES.index(f) for f in features]
     coef, error = _nnls(rows, allowed)
     best: list[dict] = [{"max_elements": None, "coef": coef}]
-    sizes = sorted({r.elements for r in rows})
+    sizes = sorted({r.size for r in rows})
     best_error = error
     for small_max, large_min in zip(sizes, sizes[1:], strict=False):
-        small = [r for r in rows if r.elements <= small_max]
-        large = [r for r in rows if r.elements > small_max]
+        small = [r for r in rows if r.size <= small_max]
+        large = [r for r in rows if r.size > small_max]
         if len(small) < MIN_SEGMENT_ROWS or len(large) < MIN_SEGMENT_ROWS:
             continue
         (c_small, e_small), (c_large, e_large) = _nnls(small, allowed), _nnls(large, allowed)
@@ -124,20 +132,22 @@ def fit_fixed_cost(rows: Sequence[Row], size_model: Sequence[dict]) -> list[dict
     weighted least-squares fixed cost, at least 0)."""
     def sized(r: Row) -> float:
         no_fixed = [{**s, "coef": {**s["coef"], "c0": 0.0}} for s in size_model]
-        return predict(no_fixed, r.elements, r.flops, r.bytes)
+        return predict(no_fixed, r.size, r.elements, r.flops, r.bytes)
     weights = [1 / r.seconds ** 2 for r in rows]
     c0 = sum(w * (r.seconds - sized(r)) for w, r in zip(weights, rows, strict=True)) / sum(weights)
     return [{**s, "coef": {**s["coef"], "c0": max(c0, 0.0)}} for s in size_model]
 
 
 def fit_primitive(rows: Sequence[Row], fallback: Sequence[dict]) -> dict:
-    """A primitive's profile entry: segments, points, median relative error and where its size terms came
-    from ("fitted", or "fallback" for a narrow range of sizes)."""
-    smallest, largest = min(r.elements for r in rows), max(r.elements for r in rows)
+    """A primitive's profile entry: segments, points, median relative error, where its size terms came
+    from ("fitted", or "fallback" for a narrow range of sizes), and the rows it was fitted to
+    (`measured`: [size, elements, flops, bytes, seconds], for studies of the fit)."""
+    smallest, largest = min(r.size for r in rows), max(r.size for r in rows)
     if largest < NARROW_RANGE * max(smallest, 1):
         segments, size_terms = fit_fixed_cost(rows, fallback), "fallback"
     else:
         segments, size_terms = fit_segments(rows), "fitted"
     return {"segments": segments, "points": len(rows), "size_terms": size_terms,
             "median_rel_error": statistics.median(relative_errors(segments, rows)),
-            "max_elements_measured": largest}
+            "max_elements_measured": largest,
+            "measured": sorted(r.as_list() for r in rows)}

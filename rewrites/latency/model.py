@@ -6,9 +6,10 @@
     model.program_seconds(closed)                        # call overhead + the sum over its equations
     model.fell_back                                      # primitives priced by the fallback so far
 
-An equation costs its primitive's fitted piecewise model at the equation's features (elements of its
-largest operand or result, `flops`, `bytes_moved`; see `rewrites.latency.fit`); a primitive the profile
-does not name costs the profile's fallback (fixed cost + per byte) and is recorded in `fell_back`.
+An equation costs its primitive's fitted piecewise model at the equation's features (output elements,
+`flops`, `bytes_moved`; the segment by the size of its largest operand or result: `rewrites.latency.fit`);
+a primitive the profile does not name costs the profile's fallback (fixed cost + per byte) and is
+recorded in `fell_back`.
 Control flow and calls are priced by their bodies, as every cost model prices them
 (`rewrites.costs._nested_cost`): `scan` length × body, `cond` its costliest branch, `while` one trip.
 The per-call overhead of a whole program is not part of any equation's price: `program_seconds` adds it.
@@ -107,6 +108,7 @@ class _Pricer:
             segments = self.fallback
         else:
             segments = entry["segments"]
-        elements = max([a.size for a in (*ins, *outs)] or [1])
-        return predict(segments, elements, flops.fn(primitive, params, list(ins), list(outs)),
-                       bytes_moved.fn(primitive, params, list(ins), list(outs)))
+        ins, outs = list(ins), list(outs)
+        size = max([a.size for a in (*ins, *outs)] or [1])
+        return predict(segments, size, sum(a.size for a in outs), flops.fn(primitive, params, ins, outs),
+                       bytes_moved.fn(primitive, params, ins, outs))

@@ -65,7 +65,8 @@ class Probe:
         return self.primitive, family, kinds, _params_key(eqn.params)
 
     @property
-    def elements(self) -> int:
+    def size(self) -> int:
+        """Elements of the largest operand or result."""
         eqn = self.eqn
         return max([getattr(x, "aval", x).size for x in (*eqn.invars, *eqn.outvars)] or [1])
 

@@ -11,12 +11,14 @@ A profile (format 1) is one JSON object, written with sorted keys:
      "primitives": {name: {"segments": [{"max_elements": int | null, "coef": {"c0", "c_elem", "c_flops",
                                                                            "c_bytes"}}, ...],
                            "points": n, "median_rel_error": x, "size_terms": "fitted" | "fallback",
-                           "max_elements_measured": n}},
+                           "max_elements_measured": n,
+                           "measured": [[size, elements, flops, bytes, seconds], ...]}},  (rows fitted)
      "fallback": {"segments": [...], "points": n, "median_rel_error": x, "fitted_on": "..."},
      "skipped": {name: reason},   (primitives calibration tried and could not time)
      "created": ISO date, "elapsed_s": seconds the calibration took, "settings": {...}}
 
-Coefficients are seconds (per element, flop, byte); `rewrites.latency.fit` says what they mean.
+Coefficients are seconds (per output element, flop, byte); `max_elements` bounds the size of the
+equation's largest operand or result; `rewrites.latency.fit` says what they mean.
 
 Profiles are machine-specific: a time means nothing on another CPU. `default_profile(backend)` looks for
 `{backend}-{machine_key}.json` in `$EQJAX_PROFILE_DIR` (if set), then the user cache directory
