@@ -12,7 +12,8 @@ of calls filling `min_time` (at least 5; 3 for a call that alone takes a third o
 *baseline*: the same backend calling a program with as many inputs and outputs that does nothing but
 return its inputs (measured once per arity, with scalar inputs: it is the per-call cost of dispatch and
 argument handling, not of data). The net time is clamped at `FLOOR_FRACTION` of the baseline, so that
-relative errors stay defined for ops cheaper than the noise. A series of probes (one primitive, dtype and
+it stays positive for ops cheaper than the noise; the fit treats times under `NOISE_FRACTION` of the
+call overhead as noise (`rewrites.latency.fit`). A series of probes (one primitive, dtype and
 params at increasing sizes) stops growing once a call takes `max_probe_s`.
 
 The fit (`rewrites.latency.fit`) gives each primitive piecewise non-negative coefficients; the fallback,
@@ -44,6 +45,7 @@ from rewrites.latency import fit, probes
 from rewrites.latency.profile import FORMAT, check_backend, validate_profile
 
 FLOOR_FRACTION = 0.01
+NOISE_FRACTION = 0.1  # of the 1x1 call overhead: the fit's noise floor (rewrites.latency.fit)
 BASELINE_ARITIES = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 4))  # always measured: they give the per-operand cost
 SEED = 0
 
@@ -90,7 +92,7 @@ def settings_for(quick: bool) -> dict:
             "sizes": list(probes.QUICK_SIZES if quick else probes.SIZES),
             "matrix_sides": list(probes.QUICK_MATRIX_SIDES if quick else probes.MATRIX_SIDES),
             "min_time_s": 0.002 if quick else 0.01, "max_probe_s": 0.02 if quick else 0.2,
-            "samples_per_primitive": 2 if quick else 4}
+            "samples_per_primitive": 4}
 
 
 # --- timing ------------------------------------------------------------------------------------------------
@@ -148,8 +150,9 @@ def _row(probe: probes.Probe, seconds: float) -> fit.Row:
     eqn = probe.eqn
     ins = [getattr(x, "aval", x) for x in eqn.invars]
     outs = [v.aval for v in eqn.outvars]
-    return fit.Row(probe.size, sum(a.size for a in outs), flops(eqn.primitive, eqn.params, ins, outs),
-                   bytes_moved(eqn.primitive, eqn.params, ins, outs), seconds)
+    return fit.Row(fit.variant_of(ins, outs), probe.size, sum(a.size for a in outs),
+                   flops(eqn.primitive, eqn.params, ins, outs), bytes_moved(eqn.primitive, eqn.params, ins, outs),
+                   seconds)
 
 
 def measure_primitive(primitive: str, samples, backend: str, settings: dict, baselines: Baselines,
@@ -219,16 +222,19 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
     if not measured:
         raise CalibrationError(f"no probe of {', '.join(names)} ran on the {backend} backend: {skipped}")
 
+    floor = NOISE_FRACTION * baselines(1, 1)
     fallback_rows = elementwise or [r for rows in measured.values() for r in rows]
-    fallback_segments = fit.fit_segments(fallback_rows, ("c0", "c_bytes"))
+    fallback_segments = fit.fit_segments(fallback_rows, floor, ("c0", "c_bytes"))
     fallback = {"segments": fallback_segments, "points": len(fallback_rows),
-                "median_rel_error": float(np.median(fit.relative_errors(fallback_segments, fallback_rows))),
+                "median_rel_error": float(np.median(fit.relative_errors(fallback_segments, fallback_rows, floor))),
                 "fitted_on": "scaled elementwise probes" if elementwise else "every probe"}
     profile = {
         "format": FORMAT, "backend": backend, "machine": fingerprint(), "machine_key": machine_key(),
         "call_overhead_s": baselines(1, 1), "per_operand_overhead_s": baselines.per_operand(),
         "overhead_by_arity": {f"{i}x{o}": s for (i, o), s in sorted(baselines.seconds.items())},
-        "primitives": {name: fit.fit_primitive(rows, fallback_segments) for name, rows in sorted(measured.items())},
+        "primitives": {name: fit.fit_primitive(rows, fallback_segments, floor)
+                       for name, rows in sorted(measured.items())},
+        "noise_floor_s": floor,
         "fallback": fallback, "skipped": skipped,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "elapsed_s": round(time.perf_counter() - start, 3), "settings": settings,

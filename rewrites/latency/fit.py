@@ -7,7 +7,9 @@
 input size alone cannot: NumPy sums 2^14 numbers in rows of 16 six times slower than in one row.
 The coefficients are non-negative (scipy's NNLS), fitted to rows weighted by 1 / measured time, so that
 what is minimised is the sum of squared *relative* errors: a 2 µs op mispredicted by 2 µs is as wrong as
-a 20 ms op mispredicted by 20 ms.
+a 20 ms op mispredicted by 20 ms. Below the noise floor (`floor`, a fraction of the backend's call
+overhead, which the subtraction of that overhead cannot resolve) a time weighs as if it were the floor:
+there the error is absolute, so that a 20 ns reshape cannot outweigh the rest.
 
 A feature column proportional to an earlier one over the rows (flops of an elementwise op, always
 weight × elements) is left out rather than split arbitrarily between the two. Columns are scaled to a
@@ -23,9 +25,15 @@ its `max_elements` (the geometric mean of the sizes either side of the split; No
 Within a segment the price grows with every feature; across the split it may step down (the two
 segments are fitted independently).
 
-A primitive measured only over a narrow range of sizes (its oracle samples: `NARROW_RANGE`) cannot tell
-a fixed cost from a per-element one, so it keeps the fallback model's size coefficients and fits only
-its own fixed cost `c0`.
+Variants: one primitive may run different code by dtype (generated NumPy computes an int `max` with
+`np.maximum` but a float one through its NaN-propagating implementation, 4x slower at small sizes), so
+rows are also grouped by `variant`, the dtype kinds of operands and results (`f,f->f`, `i,i->i`,
+`f->i`), and each variant gets a model of its own when a primitive has several; the primitive's model
+over all its rows prices variants calibration did not see.
+
+A primitive (or variant) measured only over a narrow range of sizes (oracle samples: `NARROW_RANGE`)
+cannot tell a fixed cost from a per-element one, so it keeps the size coefficients of a wider model
+(its primitive's, else the fallback's) and fits only its own fixed cost `c0`.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ NARROW_RANGE = 16  # largest / smallest elements below this: sizes come from the
 
 @dataclass(frozen=True)
 class Row:
+    variant: str  # dtype kinds of operands and results, `variant_of`
     size: int  # elements of the largest operand or result: chooses the segment
     elements: int  # output elements
     flops: float
@@ -56,7 +65,12 @@ class Row:
         return 1.0, float(self.elements), float(self.flops), float(self.bytes)
 
     def as_list(self) -> list:
-        return [self.size, self.elements, self.flops, self.bytes, self.seconds]
+        return [self.variant, self.size, self.elements, self.flops, self.bytes, self.seconds]
+
+
+def variant_of(ins: Sequence, outs: Sequence) -> str:
+    """`f,f->f`: the dtype kinds (b, i, u, f, c, key, float0) of an equation's operand and result avals."""
+    return ",".join(a.dtype.kind for a in ins) + "->" + ",".join(a.dtype.kind for a in outs)
 
 
 def predict(segments: Sequence[dict], size: int, elements: int, flops: float, nbytes: float) -> float:
@@ -68,8 +82,15 @@ def predict(segments: Sequence[dict], size: int, elements: int, flops: float, nb
     raise ValueError("a piecewise latency model's last segment must have max_elements None")
 
 
-def relative_errors(segments: Sequence[dict], rows: Sequence[Row]) -> list[float]:
-    return [abs(predict(segments, r.size, r.elements, r.flops, r.bytes) - r.seconds) / r.seconds for r in rows]
+def segments_for(entry: dict, variant: str) -> list[dict]:
+    """The segments that price `variant` under a primitive's profile entry: its variant's, else the entry's."""
+    return entry.get("variants", {}).get(variant, entry)["segments"]
+
+
+def relative_errors(segments: Sequence[dict], rows: Sequence[Row], floor: float) -> list[float]:
+    """|predicted - measured| / measured of each row, a measured time under `floor` counting as `floor`."""
+    return [abs(predict(segments, r.size, r.elements, r.flops, r.bytes) - r.seconds) / max(r.seconds, floor)
+            for r in rows]
 
 
 def _independent_columns(a: np.ndarray, allowed: Sequence[int]) -> list[int]:
@@ -92,25 +113,26 @@ def _proportional(x: np.ndarray, y: np.ndarray) -> bool:
     return bool(np.allclose(ratio, ratio[0], rtol=1e-9))
 
 
-def _nnls(rows: Sequence[Row], allowed: Sequence[int]) -> tuple[dict[str, float], float]:
+def _nnls(rows: Sequence[Row], allowed: Sequence[int], floor: float) -> tuple[dict[str, float], float]:
     """Non-negative coefficients minimising the summed squared relative error, and that error."""
     a = np.array([r.features() for r in rows], dtype=np.float64)
     t = np.array([r.seconds for r in rows], dtype=np.float64)
+    scale_t = np.maximum(t, floor)
     cols = _independent_columns(a, allowed)
     scale = np.abs(a[:, cols]).max(axis=0)
-    weighted = a[:, cols] / scale / t[:, None]
-    solution, _ = nnls(weighted, np.ones(len(rows)), maxiter=50 * len(cols))
+    weighted = a[:, cols] / scale / scale_t[:, None]
+    solution, _ = nnls(weighted, t / scale_t, maxiter=50 * len(cols))
     coef = dict.fromkeys(FEATURES, 0.0)
     for j, x in zip(cols, solution / scale, strict=True):
         coef[FEATURES[j]] = float(x)
     predicted = a @ np.array([coef[f] for f in FEATURES])
-    return coef, float(np.sum(((predicted - t) / t) ** 2))
+    return coef, float(np.sum(((predicted - t) / scale_t) ** 2))
 
 
-def fit_segments(rows: Sequence[Row], features: Sequence[str] = FEATURES) -> list[dict]:
+def fit_segments(rows: Sequence[Row], floor: float, features: Sequence[str] = FEATURES) -> list[dict]:
     """One or two segments fitted to `rows` with the named coefficients (see the module doc)."""
     allowed = [FEATURES.index(f) for f in features]
-    coef, error = _nnls(rows, allowed)
+    coef, error = _nnls(rows, allowed, floor)
     best: list[dict] = [{"max_elements": None, "coef": coef}]
     sizes = sorted({r.size for r in rows})
     best_error = error
@@ -119,7 +141,7 @@ def fit_segments(rows: Sequence[Row], features: Sequence[str] = FEATURES) -> lis
         large = [r for r in rows if r.size > small_max]
         if len(small) < MIN_SEGMENT_ROWS or len(large) < MIN_SEGMENT_ROWS:
             continue
-        (c_small, e_small), (c_large, e_large) = _nnls(small, allowed), _nnls(large, allowed)
+        (c_small, e_small), (c_large, e_large) = _nnls(small, allowed, floor), _nnls(large, allowed, floor)
         if e_small + e_large < best_error and e_small + e_large <= (1 - SPLIT_GAIN) * error:
             best_error = e_small + e_large
             best = [{"max_elements": round(math.sqrt(small_max * large_min)), "coef": c_small},
@@ -127,27 +149,42 @@ def fit_segments(rows: Sequence[Row], features: Sequence[str] = FEATURES) -> lis
     return best
 
 
-def fit_fixed_cost(rows: Sequence[Row], size_model: Sequence[dict]) -> list[dict]:
+def fit_fixed_cost(rows: Sequence[Row], size_model: Sequence[dict], floor: float) -> list[dict]:
     """`size_model`'s segments with their size coefficients kept and one `c0` fitted to `rows` (the
     weighted least-squares fixed cost, at least 0)."""
-    def sized(r: Row) -> float:
-        no_fixed = [{**s, "coef": {**s["coef"], "c0": 0.0}} for s in size_model]
-        return predict(no_fixed, r.size, r.elements, r.flops, r.bytes)
-    weights = [1 / r.seconds ** 2 for r in rows]
-    c0 = sum(w * (r.seconds - sized(r)) for w, r in zip(weights, rows, strict=True)) / sum(weights)
+    no_fixed = [{**s, "coef": {**s["coef"], "c0": 0.0}} for s in size_model]
+    weights = [1 / max(r.seconds, floor) ** 2 for r in rows]
+    residuals = [r.seconds - predict(no_fixed, r.size, r.elements, r.flops, r.bytes) for r in rows]
+    c0 = sum(w * x for w, x in zip(weights, residuals, strict=True)) / sum(weights)
     return [{**s, "coef": {**s["coef"], "c0": max(c0, 0.0)}} for s in size_model]
 
 
-def fit_primitive(rows: Sequence[Row], fallback: Sequence[dict]) -> dict:
-    """A primitive's profile entry: segments, points, median relative error, where its size terms came
-    from ("fitted", or "fallback" for a narrow range of sizes), and the rows it was fitted to
-    (`measured`: [size, elements, flops, bytes, seconds], for studies of the fit)."""
+def _fit(rows: Sequence[Row], wider: Sequence[dict], floor: float) -> dict:
+    """Segments fitted to `rows`, or only their fixed cost on `wider`'s size terms for a narrow range."""
     smallest, largest = min(r.size for r in rows), max(r.size for r in rows)
     if largest < NARROW_RANGE * max(smallest, 1):
-        segments, size_terms = fit_fixed_cost(rows, fallback), "fallback"
+        segments, size_terms = fit_fixed_cost(rows, wider, floor), "borrowed"
     else:
-        segments, size_terms = fit_segments(rows), "fitted"
+        segments, size_terms = fit_segments(rows, floor), "fitted"
     return {"segments": segments, "points": len(rows), "size_terms": size_terms,
-            "median_rel_error": statistics.median(relative_errors(segments, rows)),
-            "max_elements_measured": largest,
-            "measured": sorted(r.as_list() for r in rows)}
+            "median_rel_error": statistics.median(relative_errors(segments, rows, floor)),
+            "max_elements_measured": largest}
+
+
+def fit_primitive(rows: Sequence[Row], fallback: Sequence[dict], floor: float) -> dict:
+    """A primitive's profile entry: its model over all rows (segments, points, median relative error, and
+    `size_terms`: "fitted", or "borrowed" from the fallback for a narrow range of sizes), a model per
+    variant if it has several (`variants`, their narrow ones borrowing the primitive's size terms), and
+    the rows fitted (`measured`: [variant, size, elements, flops, bytes, seconds], for studies of the fit).
+    The entry's `median_rel_error` is that of the rows priced as the model prices them (by variant)."""
+    entry = _fit(rows, fallback, floor)
+    by_variant: dict[str, list[Row]] = {}
+    for r in rows:
+        by_variant.setdefault(r.variant, []).append(r)
+    if len(by_variant) > 1:
+        wider = entry["segments"] if entry["size_terms"] == "fitted" else fallback
+        entry["variants"] = {v: _fit(vrows, wider, floor) for v, vrows in sorted(by_variant.items())}
+        errors = [e for v, vrows in by_variant.items() for e in relative_errors(segments_for(entry, v), vrows, floor)]
+        entry["median_rel_error"] = statistics.median(errors)
+    entry["measured"] = sorted(r.as_list() for r in rows)
+    return entry

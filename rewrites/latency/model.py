@@ -8,8 +8,9 @@
 
 An equation costs its primitive's fitted piecewise model at the equation's features (output elements,
 `flops`, `bytes_moved`; the segment by the size of its largest operand or result: `rewrites.latency.fit`);
-a primitive the profile does not name costs the profile's fallback (fixed cost + per byte) and is
-recorded in `fell_back`.
+the model of the equation's variant (its dtype kinds, `f,f->f`) where the profile has one. A primitive
+the profile does not name costs the profile's fallback (fixed cost + per byte) and is recorded in
+`fell_back`.
 Control flow and calls are priced by their bodies, as every cost model prices them
 (`rewrites.costs._nested_cost`): `scan` length × body, `cond` its costliest branch, `while` one trip.
 The per-call overhead of a whole program is not part of any equation's price: `program_seconds` adds it.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 
 from ir.core import ClosedJaxpr, ShapedArray
 from rewrites.costs import CostModel, _nested_cost, bytes_moved, flops, jaxpr_cost
-from rewrites.latency.fit import predict
+from rewrites.latency.fit import predict, segments_for, variant_of
 from rewrites.latency.profile import check_backend, check_machine, default_profile, load_profile, validate_profile
 
 
@@ -102,13 +103,13 @@ class _Pricer:
         nested = _nested_cost(self.model, primitive, params)
         if nested is not None:
             return float(nested)
+        ins, outs = list(ins), list(outs)
         entry = self.primitives.get(primitive)
         if entry is None:
             self.fell_back.add(primitive)
             segments = self.fallback
         else:
-            segments = entry["segments"]
-        ins, outs = list(ins), list(outs)
+            segments = segments_for(entry, variant_of(ins, outs))
         size = max([a.size for a in (*ins, *outs)] or [1])
         return predict(segments, size, sum(a.size for a in outs), flops.fn(primitive, params, ins, outs),
                        bytes_moved.fn(primitive, params, ins, outs))

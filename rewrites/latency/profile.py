@@ -10,11 +10,13 @@ A profile (format 1) is one JSON object, written with sorted keys:
      "overhead_by_arity": {"<inputs>x<outputs>": seconds, ...},   (the baselines measured)
      "primitives": {name: {"segments": [{"max_elements": int | null, "coef": {"c0", "c_elem", "c_flops",
                                                                            "c_bytes"}}, ...],
-                           "points": n, "median_rel_error": x, "size_terms": "fitted" | "fallback",
+                           "points": n, "median_rel_error": x, "size_terms": "fitted" | "borrowed",
                            "max_elements_measured": n,
-                           "measured": [[size, elements, flops, bytes, seconds], ...]}},  (rows fitted)
+                           "variants": {"f,f->f": {"segments": ..., "points": ..., ...}, ...},  (optional)
+                           "measured": [[variant, size, elements, flops, bytes, seconds], ...]}},
      "fallback": {"segments": [...], "points": n, "median_rel_error": x, "fitted_on": "..."},
      "skipped": {name: reason},   (primitives calibration tried and could not time)
+     "noise_floor_s": times below this were fitted as absolute errors,
      "created": ISO date, "elapsed_s": seconds the calibration took, "settings": {...}}
 
 Coefficients are seconds (per output element, flop, byte); `max_elements` bounds the size of the
@@ -153,18 +155,23 @@ def validate_profile(profile: object, source: str = "latency profile") -> dict:
         fail(f"expected a JSON object, got {type(profile).__name__}")
     if profile.get("format") != FORMAT:
         fail(f"format {profile.get('format')!r}, expected {FORMAT} (recalibrate with this eqjax)")
-    for key in ("backend", "machine", "machine_key", "call_overhead_s", "per_operand_overhead_s", "primitives",
-                "fallback", "created", "settings"):
+    for key in ("backend", "machine", "machine_key", "call_overhead_s", "per_operand_overhead_s", "noise_floor_s",
+                "primitives", "fallback", "created", "settings"):
         if key not in profile:
             fail(f"missing {key!r}")
     if profile["backend"] not in BACKENDS:
         fail(f"unknown backend {profile['backend']!r}")
-    for key in ("call_overhead_s", "per_operand_overhead_s"):
+    for key in ("call_overhead_s", "per_operand_overhead_s", "noise_floor_s"):
         if not _non_negative(profile[key]):
             fail(f"{key} must be a non-negative number, got {profile[key]!r}")
     if not isinstance(profile["primitives"], dict):
         fail("'primitives' must be an object keyed by primitive name")
-    for name, entry in [*profile["primitives"].items(), ("fallback", profile["fallback"])]:
+    entries = [("fallback", profile["fallback"])]
+    for name, entry in profile["primitives"].items():
+        entries.append((name, entry))
+        variants = entry.get("variants", {}) if isinstance(entry, dict) else {}
+        entries += [(f"{name} {variant}", sub) for variant, sub in variants.items()]
+    for name, entry in entries:
         _check_entry(entry, f"{name!r}", fail)
     return profile
 
