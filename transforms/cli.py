@@ -345,12 +345,14 @@ def _print_calibration(profile: dict, out: Path, seconds: float) -> None:
 
     table = Table(title=f"{profile['backend']} latency profile: c0 of the smallest sizes' segment, "
                   "per-unit costs of the largest sizes'", title_justify="left")
-    for column in ("primitive", "points", "segs", "c0 µs", "ns/elem", "ps/flop", "ps/byte", "med.err", "sizes"):
+    for column in ("primitive", "points", "variants", "segs", "c0 µs", "ns/elem", "ps/flop", "ps/byte", "med.err",
+                   "sizes"):
         table.add_column(column, justify="left" if column in ("primitive", "sizes") else "right", no_wrap=True)
     entries = [*sorted(profile["primitives"].items()), ("(fallback)", profile["fallback"])]
     for name, entry in entries:
         first, last = entry["segments"][0]["coef"], entry["segments"][-1]["coef"]
-        table.add_row(name, str(entry["points"]), str(len(entry["segments"])), f"{first['c0'] * 1e6:.3g}",
+        table.add_row(name, str(entry["points"]), str(len(entry.get("variants", ()))), str(len(entry["segments"])),
+                      f"{first['c0'] * 1e6:.3g}",
                       f"{last['c_elem'] * 1e9:.3g}", f"{last['c_flops'] * 1e12:.3g}", f"{last['c_bytes'] * 1e12:.3g}",
                       f"{entry['median_rel_error']:.1%}", entry.get("size_terms", "fitted"))
     console = Console()

@@ -20,7 +20,7 @@ from ir import lax
 from rewrites.costs import CostModel, bytes_moved, flops, get_cost_model, jaxpr_cost
 from rewrites.latency import profile as profiles
 from rewrites.latency.calibrate import CalibrationError, calibrate, oracle_samples
-from rewrites.latency.fit import predict
+from rewrites.latency.fit import predict, segments_for
 from rewrites.latency.model import LatencyModel
 from rewrites.latency.profile import (
     ProfileError,
@@ -34,7 +34,7 @@ from rewrites.latency.profile import (
 )
 from transforms.cli import main
 
-PRIMITIVES = ["add", "exp", "reduce_sum"]
+PRIMITIVES = ["add", "exp", "max", "reduce_sum"]
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +121,9 @@ def test_a_primitive_the_profile_lacks_is_priced_by_the_fallback_and_reported(nu
 
 def test_the_fitted_model_predicts_its_large_probes_within_a_loose_factor(numpy_profile):
     for name, entry in numpy_profile["primitives"].items():
-        largest = [r for r in entry["measured"] if r[0] == entry["max_elements_measured"]]
-        for size, elements, n_flops, n_bytes, seconds in largest:
-            predicted = predict(entry["segments"], size, elements, n_flops, n_bytes)
+        largest = [r for r in entry["measured"] if r[1] == entry["max_elements_measured"]]
+        for variant, size, elements, n_flops, n_bytes, seconds in largest:
+            predicted = predict(segments_for(entry, variant), size, elements, n_flops, n_bytes)
             assert seconds / 4 <= predicted <= seconds * 4, (name, size, predicted, seconds)
 
 
@@ -134,15 +134,31 @@ def test_the_model_prices_an_equation_by_the_features_calibration_measured(numpy
     closed = _program(lax.exp, (n,))
     eqn, = closed.eqns
     ins, outs = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
-    row = (n, n, flops(eqn.primitive, eqn.params, ins, outs), bytes_moved(eqn.primitive, eqn.params, ins, outs))
-    assert list(row) in [r[:4] for r in numpy_profile["primitives"]["exp"]["measured"]]
-    assert _price(model, closed) == pytest.approx(predict(numpy_profile["primitives"]["exp"]["segments"], *row))
+    row = ("f->f", n, n, flops(eqn.primitive, eqn.params, ins, outs),
+           bytes_moved(eqn.primitive, eqn.params, ins, outs))
+    entry = numpy_profile["primitives"]["exp"]
+    assert list(row) in [r[:5] for r in entry["measured"]]
+    assert _price(model, closed) == pytest.approx(predict(entry["segments"], *row[1:]))
+
+
+def test_each_dtype_variant_is_priced_by_its_own_model(numpy_profile):
+    """Generated NumPy computes an int max with np.maximum and a float one through its implementation."""
+    model = LatencyModel(numpy_profile)
+    variants = numpy_profile["primitives"]["max"]["variants"]
+    assert {"f,f->f", "i,i->i"} <= set(variants)
+    for dtype, variant in ((np.float64, "f,f->f"), (np.int32, "i,i->i")):
+        closed = _program(lax.max, (4096,), (4096,), dtype=dtype)
+        eqn, = closed.eqns
+        ins, outs = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
+        features = (4096, 4096, flops(eqn.primitive, eqn.params, ins, outs),
+                    bytes_moved(eqn.primitive, eqn.params, ins, outs))
+        assert _price(model, closed) == pytest.approx(predict(variants[variant]["segments"], *features))
 
 
 @pytest.mark.parametrize("primitive", ["scan", "cond", "while"])
 def test_control_flow_is_priced_through_its_bodies(numpy_profile, primitive):
     model = LatencyModel(numpy_profile)
-    sample = oracle_samples(2)[primitive][0]
+    sample = oracle_samples(4)[primitive][0]
     eqn, = sample.closed.eqns
     if primitive == "scan":
         expected = eqn.params["length"] * jaxpr_cost(model, eqn.params["jaxpr"])
