@@ -7,14 +7,19 @@ Which primitives: those the evaluation registry implements that appear in the or
 grid family (`rewrites.latency.probes`), except those that run jaxprs (priced by their bodies).
 
 How a probe is timed: its one-equation program runs on the backend (`eval.backends.runner`; the xla
-backend's inputs are on the device, its first call compiles and is not timed); the time is the median
-of calls filling `min_time` (at least 5; 3 for a call that alone takes a third of it), minus the
-*baseline*: the same backend calling a program with as many inputs and outputs that does nothing but
-return its inputs (measured once per arity, with scalar inputs: it is the per-call cost of dispatch and
-argument handling, not of data). The net time is clamped at `FLOOR_FRACTION` of the baseline, so that
-it stays positive for ops cheaper than the noise; the fit treats times under `NOISE_FRACTION` of the
-call overhead as noise (`rewrites.latency.fit`). A series of probes (one primitive, dtype and
-params at increasing sizes) stops growing once a call takes `max_probe_s`.
+backend's inputs are on the device, its first call compiles and is not timed). Its time is the median
+per-call time over `ROUNDS` rounds, minus the *baseline*: the same backend calling a program with as
+many inputs and outputs that does nothing but return its inputs (with scalar inputs: it is the per-call
+cost of dispatch and argument handling, not of data). A primitive's probes and the baselines of their
+arities are timed side by side, interleaved round by round, so that the load of a shared machine, which
+drifts over seconds, touches a probe and the baseline subtracted from it alike. The net time is
+clamped at `FLOOR_FRACTION` of the baseline, so that it stays positive for ops cheaper than the noise;
+the fit treats times under `NOISE_FRACTION` of the call overhead as noise (`rewrites.latency.fit`).
+A series of probes (one primitive, dtype and params at increasing sizes) stops at the first probe
+whose call takes `max_probe_s` (unless that is the series' smallest).
+
+The profile's call overhead per arity is the median of every measurement of that baseline in the run
+(those of `BASELINE_ARITIES` at its start and end, and each primitive's).
 
 The fit (`rewrites.latency.fit`) gives each primitive piecewise non-negative coefficients; the fallback,
 which prices primitives the profile does not name, is fitted with a fixed cost and a per-byte cost over
@@ -35,7 +40,6 @@ import numpy as np
 
 from eval.backends import block, runner
 from eval.machine import fingerprint, machine_key
-from eval.measure import time_calls
 from ir import dtypes
 from ir.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import EqjaxError
@@ -45,6 +49,7 @@ from rewrites.latency import fit, probes
 from rewrites.latency.profile import FORMAT, check_backend, validate_profile
 
 FLOOR_FRACTION = 0.01
+ROUNDS = 5  # interleaved timing rounds per probe
 NOISE_FRACTION = 0.1  # of the 1x1 call overhead: the fit's noise floor (rewrites.latency.fit)
 BASELINE_ARITIES = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 4))  # always measured: they give the per-operand cost
 SEED = 0
@@ -106,43 +111,76 @@ def _caller(closed: ClosedJaxpr, args, backend: str) -> Callable[[], object]:
     return lambda: block(run(*inputs))
 
 
-def time_program(closed: ClosedJaxpr, args, backend: str, min_time: float) -> float:
-    """Median seconds per call of `closed` on `args` (see the module doc)."""
-    call = _caller(closed, args, backend)
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Probes at the edge of a domain (overflowing exp at f32) warn; the warnings are no news here."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        call()  # warm-up; compiles on xla
-        t0 = time.perf_counter()
-        call()
-        pilot = time.perf_counter() - t0
-        if 3 * pilot >= min_time:
-            times = [pilot, *time_calls(call, warmup=0, repeats=2)]
-        else:
-            times = time_calls(call, warmup=0, min_time=min_time)
-    return float(np.median(times))
+        yield
+
+
+def _pilot(call: Callable[[], object]) -> float:
+    """Seconds of one call after a warm-up call (which compiles on xla)."""
+    call()
+    t0 = time.perf_counter()
+    call()
+    return time.perf_counter() - t0
+
+
+def time_interleaved(calls: list[tuple[Callable[[], object], float]], min_time: float,
+                     rounds: int = ROUNDS) -> list[float]:
+    """Median seconds per call of each `(call, pilot seconds)`, timed in `rounds` interleaved rounds: each
+    round runs a batch of every call in turn (a batch fills about min_time / rounds), so that a change of
+    load on the machine touches all of them alike."""
+    batches = [max(1, int(min_time / rounds / max(pilot, 1e-7))) for _, pilot in calls]
+    times: list[list[float]] = [[] for _ in calls]
+    with _quiet():
+        for _ in range(rounds):
+            for (call, _), n, kept in zip(calls, batches, times, strict=True):
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    call()
+                kept.append((time.perf_counter() - t0) / n)
+    return [float(np.median(t)) for t in times]
+
+
+def time_program(closed: ClosedJaxpr, args, backend: str, min_time: float) -> float:
+    """Median seconds per call of `closed` on `args` on `backend`, after a warm-up call."""
+    call = _caller(closed, args, backend)
+    with _quiet():
+        pilot = _pilot(call)
+    return time_interleaved([(call, pilot)], min_time)[0]
 
 
 class Baselines:
-    """Per-call seconds of do-nothing programs on a backend, by (inputs, outputs)."""
+    """Do-nothing programs on a backend by (inputs, outputs), and every median measured of each."""
 
-    def __init__(self, backend: str, min_time: float):
-        self.backend, self.min_time, self.seconds = backend, min_time, {}
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.calls: dict[tuple[int, int], tuple[Callable[[], object], float]] = {}
+        self.measured: dict[tuple[int, int], list[float]] = {}
 
-    def __call__(self, n_in: int, n_out: int) -> float:
+    def call(self, n_in: int, n_out: int) -> tuple[Callable[[], object], float]:
+        """The program's call and its pilot time, made on first use."""
         key = (n_in, n_out)
-        if key not in self.seconds:
+        if key not in self.calls:
             invars = [Var(ShapedArray((), dtypes.float32)) for _ in range(n_in)]
             zero = Literal(np.float32(0), ShapedArray((), dtypes.float32))
             outvars = [invars[i % n_in] if n_in else zero for i in range(n_out)]
             program = ClosedJaxpr(Jaxpr([], invars, outvars, []), [])
             args = [np.asarray(i, np.float32) for i in range(n_in)]  # 0-d arrays: scalars would be coerced
-            self.seconds[key] = time_program(program, args, self.backend, 4 * self.min_time)
-        return self.seconds[key]
+            call = _caller(program, args, self.backend)
+            self.calls[key] = call, _pilot(call)
+        return self.calls[key]
+
+    def seconds(self, n_in: int, n_out: int) -> float:
+        """The median of every measurement of that arity's baseline in this run."""
+        return float(np.median(self.measured[(n_in, n_out)]))
 
     def per_operand(self) -> float:
         """Seconds each input or output beyond one of each adds (least squares through the 1x1 baseline)."""
-        base = self(1, 1)
-        extra = [(n_in + n_out - 2, s - base) for (n_in, n_out), s in self.seconds.items() if n_in + n_out > 2]
+        base = self.seconds(1, 1)
+        extra = [(i + o - 2, self.seconds(i, o) - base) for i, o in self.measured if i + o > 2]
         return max(sum(n * s for n, s in extra) / sum(n * n for n, _ in extra), 0.0) if extra else 0.0
 
 
@@ -150,29 +188,55 @@ def _row(probe: probes.Probe, seconds: float) -> fit.Row:
     eqn = probe.eqn
     ins = [getattr(x, "aval", x) for x in eqn.invars]
     outs = [v.aval for v in eqn.outvars]
-    return fit.Row(fit.variant_of(ins, outs), probe.size, sum(a.size for a in outs),
+    return fit.Row(fit.variant_of(eqn.params, ins, outs), probe.size, sum(a.size for a in outs),
                    flops(eqn.primitive, eqn.params, ins, outs), bytes_moved(eqn.primitive, eqn.params, ins, outs),
                    seconds)
+
+
+def measure_baselines(baselines: Baselines, arities, min_time: float) -> dict[tuple[int, int], float]:
+    """Time the baselines of `arities` side by side; each median is also kept in `baselines.measured`."""
+    arities = sorted(set(arities))
+    medians = time_interleaved([baselines.call(*a) for a in arities], min_time)
+    for arity, median in zip(arities, medians, strict=True):
+        baselines.measured.setdefault(arity, []).append(median)
+    return dict(zip(arities, medians, strict=True))
 
 
 def measure_primitive(primitive: str, samples, backend: str, settings: dict, baselines: Baselines,
                       rng: np.random.Generator) -> tuple[list[fit.Row], list[fit.Row], str | None]:
     """The rows of every probe of `primitive` (and the subset from scaled elementwise probes), and the
-    first failure's text if a probe could not run."""
-    rows, scaled, failure = [], [], None
-    too_slow: dict[tuple, int] = {}  # series -> the size whose call took max_probe_s
-    for probe in probes.probes_for(primitive, samples, settings["sizes"], settings["matrix_sides"], rng):
-        if probe.size > too_slow.get(probe.series, math.inf):
-            continue
-        try:
-            seconds = time_program(probe.closed, probe.args, backend, settings["min_time_s"])
-        except Exception as e:  # noqa: BLE001  a probe the backend cannot run is reported, not fatal
-            failure = failure or f"{probe}: {type(e).__name__}: {e}".splitlines()[0][:300]
-            continue
-        if seconds >= settings["max_probe_s"]:
-            too_slow[probe.series] = probe.size
-        base = baselines(len(probe.closed.jaxpr.invars), len(probe.closed.jaxpr.outvars))
-        row = _row(probe, max(seconds - base, FLOOR_FRACTION * base))
+    first failure's text if a probe could not run. Each probe gets a warm-up and a pilot call in turn
+    (a series stops at the first probe whose call takes `max_probe_s`); then all of them and the
+    baselines of their arities are timed side by side (`time_interleaved`)."""
+    ready: list[tuple[probes.Probe, Callable[[], object], float]] = []
+    failure = None
+    too_slow: dict[tuple, int] = {}  # series -> the smallest size whose call took max_probe_s
+    with _quiet():
+        for probe in probes.probes_for(primitive, samples, settings["sizes"], settings["matrix_sides"], rng):
+            if probe.size >= too_slow.get(probe.series, math.inf):
+                continue
+            try:
+                call = _caller(probe.closed, probe.args, backend)
+                pilot = _pilot(call)
+            except Exception as e:  # noqa: BLE001  a probe the backend cannot run is reported, not fatal
+                failure = failure or f"{probe}: {type(e).__name__}: {e}".splitlines()[0][:300]
+                continue
+            smallest = all(p.series != probe.series for p, _, _ in ready)
+            if pilot >= settings["max_probe_s"]:
+                too_slow[probe.series] = probe.size
+                if not smallest:
+                    continue
+            ready.append((probe, call, pilot))
+    arities = [(len(p.closed.jaxpr.invars), len(p.closed.jaxpr.outvars)) for p, _, _ in ready]
+    base_arities = sorted(set(arities))
+    medians = time_interleaved([(c, t) for _, c, t in ready] + [baselines.call(*a) for a in base_arities],
+                               settings["min_time_s"])
+    base = dict(zip(base_arities, medians[len(ready):], strict=True))
+    for arity, median in base.items():
+        baselines.measured.setdefault(arity, []).append(median)
+    rows, scaled = [], []
+    for (probe, _, _), arity, seconds in zip(ready, arities, medians, strict=False):
+        row = _row(probe, max(seconds - base[arity], FLOOR_FRACTION * base[arity]))
         rows.append(row)
         if probe.source.startswith("scaled"):
             scaled.append(row)
@@ -204,9 +268,8 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
     settings["primitives"] = None if primitives is None else sorted(names)
 
     rng = np.random.default_rng(SEED)
-    baselines = Baselines(backend, settings["min_time_s"])
-    for n_in, n_out in BASELINE_ARITIES:
-        baselines(n_in, n_out)
+    baselines = Baselines(backend)
+    measure_baselines(baselines, BASELINE_ARITIES, 4 * settings["min_time_s"])
     measured: dict[str, list[fit.Row]] = {}
     elementwise: list[fit.Row] = []
     skipped: dict[str, str] = {}
@@ -222,16 +285,17 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
     if not measured:
         raise CalibrationError(f"no probe of {', '.join(names)} ran on the {backend} backend: {skipped}")
 
-    floor = NOISE_FRACTION * baselines(1, 1)
+    measure_baselines(baselines, BASELINE_ARITIES, 4 * settings["min_time_s"])  # at the end too: load drifts
+    floor = NOISE_FRACTION * baselines.seconds(1, 1)
     fallback_rows = elementwise or [r for rows in measured.values() for r in rows]
-    fallback_segments = fit.fit_segments(fallback_rows, floor, ("c0", "c_bytes"))
+    fallback_segments = fit.fit_fallback(fallback_rows, floor)
     fallback = {"segments": fallback_segments, "points": len(fallback_rows),
                 "median_rel_error": float(np.median(fit.relative_errors(fallback_segments, fallback_rows, floor))),
                 "fitted_on": "scaled elementwise probes" if elementwise else "every probe"}
     profile = {
         "format": FORMAT, "backend": backend, "machine": fingerprint(), "machine_key": machine_key(),
-        "call_overhead_s": baselines(1, 1), "per_operand_overhead_s": baselines.per_operand(),
-        "overhead_by_arity": {f"{i}x{o}": s for (i, o), s in sorted(baselines.seconds.items())},
+        "call_overhead_s": baselines.seconds(1, 1), "per_operand_overhead_s": baselines.per_operand(),
+        "overhead_by_arity": {f"{i}x{o}": baselines.seconds(i, o) for i, o in sorted(baselines.measured)},
         "primitives": {name: fit.fit_primitive(rows, fallback_segments, floor)
                        for name, rows in sorted(measured.items())},
         "noise_floor_s": floor,

@@ -25,11 +25,18 @@ its `max_elements` (the geometric mean of the sizes either side of the split; No
 Within a segment the price grows with every feature; across the split it may step down (the two
 segments are fitted independently).
 
-Variants: one primitive may run different code by dtype (generated NumPy computes an int `max` with
-`np.maximum` but a float one through its NaN-propagating implementation, 4x slower at small sizes), so
-rows are also grouped by `variant`, the dtype kinds of operands and results (`f,f->f`, `i,i->i`,
-`f->i`), and each variant gets a model of its own when a primitive has several; the primitive's model
-over all its rows prices variants calibration did not see.
+Variants: one primitive may run different code by dtype or mode (generated NumPy computes an int `max`
+with `np.maximum` but a float one through its NaN-propagating implementation, 4x slower at small sizes;
+`round` to nearest even is 4x faster than away from zero), so rows are also grouped by `variant`, the
+dtypes of operands and results and the scalar params (`f64,f64->f64`, `f32->f32 rounding_method=0`),
+and each variant gets a model of its own when a primitive has several; the primitive's model over all
+its rows prices variants calibration did not see.
+
+The fallback, for primitives a profile does not name, is one fixed cost and one cost per byte over the
+elementwise probes of every primitive, fitted in log space (`fit_fallback`): across primitives whose
+costs per byte differ a hundredfold, relative-error weights would pull it to the cheapest ones (an
+overestimate by 10x is an error of 900%, an underestimate by 10x one of 90%); the log error treats a
+factor either way alike.
 
 A primitive (or variant) measured only over a narrow range of sizes (oracle samples: `NARROW_RANGE`)
 cannot tell a fixed cost from a per-element one, so it keeps the size coefficients of a wider model
@@ -44,7 +51,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import nnls
+from scipy.optimize import least_squares, nnls
+
+from ir.dtypes import DType
+from ir.params import Symbol
 
 FEATURES = ("c0", "c_elem", "c_flops", "c_bytes")  # coefficient names, in column order
 SPLIT_GAIN = 0.25
@@ -54,7 +64,7 @@ NARROW_RANGE = 16  # largest / smallest elements below this: sizes come from the
 
 @dataclass(frozen=True)
 class Row:
-    variant: str  # dtype kinds of operands and results, `variant_of`
+    variant: str  # dtypes and mode params, `variant_of`
     size: int  # elements of the largest operand or result: chooses the segment
     elements: int  # output elements
     flops: float
@@ -68,9 +78,17 @@ class Row:
         return [self.variant, self.size, self.elements, self.flops, self.bytes, self.seconds]
 
 
-def variant_of(ins: Sequence, outs: Sequence) -> str:
-    """`f,f->f`: the dtype kinds (b, i, u, f, c, key, float0) of an equation's operand and result avals."""
-    return ",".join(a.dtype.kind for a in ins) + "->" + ",".join(a.dtype.kind for a in outs)
+SIZE_PARAMS = frozenset({"k", "permutation_size", "reduction_input_size_override"})  # scalar, yet sizes
+
+
+def variant_of(params: dict, ins: Sequence, outs: Sequence) -> str:
+    """`f64,f64->f64`, then its mode params: ` rounding_method=0`. Mode params are the scalar ones (bools,
+    ints, dtypes, names; not None, not sizes `SIZE_PARAMS`): they choose code paths, while tuples
+    (axes, shapes, dimension numbers) describe shapes, which the features price."""
+    modes = [f"{k}={v!r}" for k, v in sorted(params.items())
+             if k not in SIZE_PARAMS and type(v) in (bool, int, float, str, Symbol, DType)]
+    signature = ",".join(a.dtype.short for a in ins) + "->" + ",".join(a.dtype.short for a in outs)
+    return " ".join([signature, *modes])
 
 
 def predict(segments: Sequence[dict], size: int, elements: int, flops: float, nbytes: float) -> float:
@@ -147,6 +165,22 @@ def fit_segments(rows: Sequence[Row], floor: float, features: Sequence[str] = FE
             best = [{"max_elements": round(math.sqrt(small_max * large_min)), "coef": c_small},
                     {"max_elements": None, "coef": c_large}]
     return best
+
+
+def fit_fallback(rows: Sequence[Row], floor: float) -> list[dict]:
+    """One segment `c0 + c_bytes * bytes` minimising the squared log error over `rows` (times under the
+    floor count as the floor), both coefficients non-negative."""
+    t = np.maximum([r.seconds for r in rows], floor)
+    nbytes = np.array([r.bytes for r in rows], dtype=np.float64)
+    scale = max(float(nbytes.max()), 1.0)
+
+    def residuals(x):  # x = (c0 / floor, c_bytes * scale / floor): order 1 for the solver
+        return np.log(np.maximum(floor * (x[0] + x[1] * nbytes / scale), 1e-300)) - np.log(t)
+
+    start = [float(np.median(t)) / floor, 1.0]
+    x = least_squares(residuals, start, bounds=([0.0, 0.0], [np.inf, np.inf])).x
+    coef = {**dict.fromkeys(FEATURES, 0.0), "c0": float(x[0] * floor), "c_bytes": float(x[1] * floor / scale)}
+    return [{"max_elements": None, "coef": coef}]
 
 
 def fit_fixed_cost(rows: Sequence[Row], size_model: Sequence[dict], floor: float) -> list[dict]:

@@ -109,7 +109,7 @@ class _Pricer:
             self.fell_back.add(primitive)
             segments = self.fallback
         else:
-            segments = segments_for(entry, variant_of(ins, outs))
+            segments = segments_for(entry, variant_of(params, ins, outs))
         size = max([a.size for a in (*ins, *outs)] or [1])
         return predict(segments, size, sum(a.size for a in outs), flops.fn(primitive, params, ins, outs),
                        bytes_moved.fn(primitive, params, ins, outs))

@@ -134,19 +134,19 @@ def test_the_model_prices_an_equation_by_the_features_calibration_measured(numpy
     closed = _program(lax.exp, (n,))
     eqn, = closed.eqns
     ins, outs = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
-    row = ("f->f", n, n, flops(eqn.primitive, eqn.params, ins, outs),
+    row = ("f64->f64", n, n, flops(eqn.primitive, eqn.params, ins, outs),
            bytes_moved(eqn.primitive, eqn.params, ins, outs))
     entry = numpy_profile["primitives"]["exp"]
     assert list(row) in [r[:5] for r in entry["measured"]]
-    assert _price(model, closed) == pytest.approx(predict(entry["segments"], *row[1:]))
+    assert _price(model, closed) == pytest.approx(predict(segments_for(entry, row[0]), *row[1:]))
 
 
 def test_each_dtype_variant_is_priced_by_its_own_model(numpy_profile):
     """Generated NumPy computes an int max with np.maximum and a float one through its implementation."""
     model = LatencyModel(numpy_profile)
     variants = numpy_profile["primitives"]["max"]["variants"]
-    assert {"f,f->f", "i,i->i"} <= set(variants)
-    for dtype, variant in ((np.float64, "f,f->f"), (np.int32, "i,i->i")):
+    assert {"f64,f64->f64", "i32,i32->i32"} <= set(variants)
+    for dtype, variant in ((np.float64, "f64,f64->f64"), (np.int32, "i32,i32->i32")):
         closed = _program(lax.max, (4096,), (4096,), dtype=dtype)
         eqn, = closed.eqns
         ins, outs = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
