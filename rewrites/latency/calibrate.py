@@ -93,11 +93,9 @@ def _check_primitives(requested: Iterable[str], available: list[str]) -> list[st
 
 
 def settings_for(quick: bool) -> dict:
-    return {"quick": quick, "seed": SEED,
-            "sizes": list(probes.QUICK_SIZES if quick else probes.SIZES),
-            "matrix_sides": list(probes.QUICK_MATRIX_SIDES if quick else probes.MATRIX_SIDES),
-            "min_time_s": 0.002 if quick else 0.01, "max_probe_s": 0.02 if quick else 0.2,
-            "samples_per_primitive": 4}
+    grid = probes.QUICK if quick else probes.FULL
+    return {"quick": quick, "seed": SEED, **grid.as_dict(), "samples_per_primitive": 2 if quick else 4,
+            "min_time_s": 0.002 if quick else 0.01, "max_probe_s": 0.02 if quick else 0.1}
 
 
 # --- timing ------------------------------------------------------------------------------------------------
@@ -212,7 +210,8 @@ def measure_primitive(primitive: str, samples, backend: str, settings: dict, bas
     failure = None
     too_slow: dict[tuple, int] = {}  # series -> the smallest size whose call took max_probe_s
     with _quiet():
-        for probe in probes.probes_for(primitive, samples, settings["sizes"], settings["matrix_sides"], rng):
+        grid = probes.QUICK if settings["quick"] else probes.FULL
+        for probe in probes.probes_for(primitive, samples, grid, rng):
             if probe.size >= too_slow.get(probe.series, math.inf):
                 continue
             try:
@@ -229,6 +228,8 @@ def measure_primitive(primitive: str, samples, backend: str, settings: dict, bas
             ready.append((probe, call, pilot))
     arities = [(len(p.closed.jaxpr.invars), len(p.closed.jaxpr.outvars)) for p, _, _ in ready]
     base_arities = sorted(set(arities))
+    for arity in base_arities:
+        baselines.call(*arity)[0]()  # warm again: on xla, caches are cleared between primitives
     medians = time_interleaved([(c, t) for _, c, t in ready] + [baselines.call(*a) for a in base_arities],
                                settings["min_time_s"])
     base = dict(zip(base_arities, medians[len(ready):], strict=True))
@@ -277,6 +278,9 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
         for name in names:
             advance(name)
             rows, scaled, failure = measure_primitive(name, samples.get(name, []), backend, settings, baselines, rng)
+            if backend == "xla":
+                import jax
+                jax.clear_caches()  # thousands of compiled probes would otherwise stay in memory (GBs)
             if rows:
                 measured[name] = rows
                 elementwise += scaled

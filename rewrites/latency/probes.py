@@ -8,8 +8,8 @@ A probe comes from one of three sources:
 | `scaled:<case>` | elementwise (`ELEMENTWISE`)                 | an oracle sample resampled to n elements       |
 | `grid:<family>` | reductions, dot_general, data movement      | traced with `ir.lax` at a grid of sizes        |
 
-Scaled probes come in float32 and float64 (int and bool samples in their own dtypes); grid families
-(`GRID_FAMILIES`) in float32, float64 and, for reductions, int32, with random values.
+Scaled probes come in the grid's float dtypes (float32 and float64; int and bool samples in their own
+dtypes); grid families (`GRID_FAMILIES`) in those and, for reductions, int32, with random values.
 
 Resampling keeps values in each primitive's domain without knowing it: a scaled operand's elements are
 drawn, jointly across operands (element i of every operand comes from the same oracle position), from
@@ -36,11 +36,22 @@ from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.primitives import abstract_eval, get_primitive
 from rewrites.costs import ELEMENTWISE_WEIGHTS
 
-SIZES = (1, 16, 256, 4096, 65536, 1 << 20)  # elements of the scaled and grid probes
-QUICK_SIZES = (1, 256, 16384)
-MATRIX_SIDES = (2, 8, 32, 128, 512)  # dot_general: square matrices n x n
-QUICK_MATRIX_SIDES = (2, 16, 64)
 FLOAT_DTYPES = (dtypes.float32, dtypes.float64)
+
+
+class Grid(NamedTuple):
+    """The sizes scaled and grid probes are made at, and their float dtypes."""
+
+    sizes: tuple[int, ...]  # elements
+    sides: tuple[int, ...]  # dot_general: square matrices n x n
+    floats: tuple[dtypes.DType, ...]
+
+    def as_dict(self) -> dict:
+        return {"sizes": list(self.sizes), "matrix_sides": list(self.sides), "floats": [str(d) for d in self.floats]}
+
+
+FULL = Grid((1, 16, 256, 4096, 65536, 1 << 20), (2, 8, 32, 128, 512), FLOAT_DTYPES)
+QUICK = Grid((16, 16384), (4, 64), (dtypes.float64,))  # on xla each probe compiles (~40 ms)
 
 ELEMENTWISE = frozenset(ELEMENTWISE_WEIGHTS) | {"integer_pow", "copy", "real", "imag"}
 
@@ -88,20 +99,19 @@ def is_probed(primitive: str) -> bool:
 
 # --- oracle samples and their scaled versions --------------------------------------------------------------
 
-def probes_for(primitive: str, samples: Sequence[Sample], sizes: Sequence[int], sides: Sequence[int],
-               rng: np.random.Generator) -> Iterator[Probe]:
+def probes_for(primitive: str, samples: Sequence[Sample], grid: Grid, rng: np.random.Generator) -> Iterator[Probe]:
     """Every probe of `primitive`, made one at a time (the large ones hold megabytes): its oracle samples,
     their scaled versions, then its grid family, each series in increasing size. An equation whose
     operands are all literals is left out: backends fold it into a constant, so it times nothing."""
     samples = [s for s in samples if not s.closed.eqns[0].invars or s.closed.jaxpr.invars]
     for s in samples:
         yield Probe(primitive, f"oracle:{s.case}", s.closed, s.args)
-    yield from scaled_probes(samples, sizes, rng)
-    yield from grid_probes(primitive, sizes, sides, rng)
+    yield from scaled_probes(samples, grid, rng)
+    yield from grid_probes(primitive, grid, rng)
 
 
-def scaled_probes(samples: Sequence[Sample], sizes: Sequence[int], rng: np.random.Generator) -> Iterator[Probe]:
-    """Elementwise samples resampled to each of `sizes` elements, once per dtype variant (see module doc)."""
+def scaled_probes(samples: Sequence[Sample], grid: Grid, rng: np.random.Generator) -> Iterator[Probe]:
+    """Elementwise samples resampled to each of the grid's sizes, once per dtype variant (module doc)."""
     seen: set[tuple] = set()
     for sample in samples:
         eqn = sample.closed.jaxpr.eqns[0]
@@ -111,27 +121,27 @@ def scaled_probes(samples: Sequence[Sample], sizes: Sequence[int], rng: np.rando
         operands = [x for x in eqn.invars if isinstance(x, Var)]
         if any(v.aval.shape not in (shape, ()) for v in operands):
             continue  # implicit broadcasting of size-1 axes: not a plain elementwise shape
-        for dtype in _dtype_variants(eqn):
+        for dtype in _dtype_variants(eqn, grid.floats):
             key = (eqn.primitive, dtype, _params_key(eqn.params), tuple(str(x.aval.dtype) for x in eqn.invars))
             if key in seen:
                 continue
             seen.add(key)
-            for n in sizes:
+            for n in grid.sizes:
                 probe = _resampled(sample, dtype, n, rng)
                 if probe is None:
                     break
                 yield probe
 
 
-def _dtype_variants(eqn: Eqn) -> list[dtypes.DType | None]:
-    """float32 and float64 for an equation whose float operands share one of them; its own dtypes (None)
+def _dtype_variants(eqn: Eqn, floats: Sequence[dtypes.DType]) -> list[dtypes.DType | None]:
+    """`floats` for an equation whose float operands share float32 or float64; its own dtypes (None)
     for one without float operands; none for other float dtypes (f16, bf16: NumPy emulates them in
     software, at a price per byte unlike the rest of a primitive's series; their oracle samples remain)."""
-    floats = {getattr(x, "aval", x).dtype for x in eqn.invars if getattr(x, "aval", x).dtype.is_float}
-    if not floats:
+    operand_floats = {getattr(x, "aval", x).dtype for x in eqn.invars if getattr(x, "aval", x).dtype.is_float}
+    if not operand_floats:
         return [None]
-    if len(floats) == 1 and next(iter(floats)) in FLOAT_DTYPES:
-        return list(FLOAT_DTYPES)
+    if len(operand_floats) == 1 and next(iter(operand_floats)) in FLOAT_DTYPES:
+        return list(floats)
     return []
 
 
@@ -257,7 +267,7 @@ _MOVEMENT = ("broadcast_in_dim", "transpose", "reshape", "slice", "concatenate",
 class Family(NamedTuple):
     label: str
     build: Build
-    by_side: bool  # sized by matrix side (MATRIX_SIDES) instead of element count (SIZES)
+    by_side: bool  # sized by the grid's matrix sides instead of its element counts
     dtypes: tuple[dtypes.DType, ...]
 
 
@@ -272,14 +282,13 @@ GRID_FAMILIES: dict[str, list[Family]] = {
 }
 
 
-def grid_probes(primitive: str, sizes: Sequence[int], sides: Sequence[int],
-                rng: np.random.Generator) -> Iterator[Probe]:
+def grid_probes(primitive: str, grid: Grid, rng: np.random.Generator) -> Iterator[Probe]:
     """The grid family's probes of `primitive` (none if it has no family)."""
     from ir.tracing import make_jaxpr
 
     for family in GRID_FAMILIES.get(primitive, ()):
-        for dtype in family.dtypes:
-            for n in sides if family.by_side else sizes:
+        for dtype in [d for d in family.dtypes if not d.is_float or d in grid.floats]:
+            for n in grid.sides if family.by_side else grid.sizes:
                 made = family.build(n, dtype, rng)
                 if made is None:
                     continue
