@@ -61,9 +61,9 @@ class CalibrationError(EqjaxError, ValueError):
 
 def calibratable(samples: dict) -> list[str]:
     """The primitives `calibrate` times, given the oracle samples."""
-    from eval.registry import IMPLS, _load
+    import eval.impls  # noqa: F401  (registers every implementation)
+    from eval.registry import IMPLS
 
-    _load()
     return sorted(p for p in set(samples) | set(probes.GRID_FAMILIES) if p in IMPLS and probes.is_probed(p))
 
 
@@ -92,8 +92,7 @@ def _check_primitives(requested: Iterable[str], available: list[str]) -> list[st
     return requested
 
 
-def settings_for(quick: bool) -> dict:
-    grid = probes.QUICK if quick else probes.FULL
+def settings_for(quick: bool, grid: probes.Grid) -> dict:
     return {"quick": quick, "seed": SEED, **grid.as_dict(), "samples_per_primitive": 2 if quick else 4,
             "min_time_s": 0.002 if quick else 0.01, "max_probe_s": 0.02 if quick else 0.1}
 
@@ -200,7 +199,7 @@ def measure_baselines(baselines: Baselines, arities, min_time: float) -> dict[tu
     return dict(zip(arities, medians, strict=True))
 
 
-def measure_primitive(primitive: str, samples, backend: str, settings: dict, baselines: Baselines,
+def measure_primitive(primitive: str, samples, backend: str, grid: probes.Grid, settings: dict, baselines: Baselines,
                       rng: np.random.Generator) -> tuple[list[fit.Row], list[fit.Row], str | None]:
     """The rows of every probe of `primitive` (and the subset from scaled elementwise probes), and the
     first failure's text if a probe could not run. Each probe gets a warm-up and a pilot call in turn
@@ -210,7 +209,6 @@ def measure_primitive(primitive: str, samples, backend: str, settings: dict, bas
     failure = None
     too_slow: dict[tuple, int] = {}  # series -> the smallest size whose call took max_probe_s
     with _quiet():
-        grid = probes.QUICK if settings["quick"] else probes.FULL
         for probe in probes.probes_for(primitive, samples, grid, rng):
             if probe.size >= too_slow.get(probe.series, math.inf):
                 continue
@@ -262,7 +260,8 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
     fewer, smaller probes and shorter timings (for tests and a first look)."""
     check_backend(backend)
     start = time.perf_counter()
-    settings = settings_for(quick)
+    grid = probes.QUICK if quick else probes.FULL
+    settings = settings_for(quick, grid)
     samples = oracle_samples(settings["samples_per_primitive"])
     available = calibratable(samples)
     names = available if primitives is None else _check_primitives(primitives, available)
@@ -277,7 +276,8 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
     with _progress(progress, len(names), backend) as advance:
         for name in names:
             advance(name)
-            rows, scaled, failure = measure_primitive(name, samples.get(name, []), backend, settings, baselines, rng)
+            rows, scaled, failure = measure_primitive(name, samples.get(name, []), backend, grid, settings, baselines,
+                                                      rng)
             if backend == "xla":
                 import jax
                 jax.clear_caches()  # thousands of compiled probes would otherwise stay in memory (GBs)
