@@ -24,6 +24,7 @@ The profile's call overhead per arity is the median of every measurement of that
 The fit (`rewrites.latency.fit`) gives each primitive piecewise non-negative coefficients; the fallback,
 which prices primitives the profile does not name, is fitted with a fixed cost and a per-byte cost over
 all scaled elementwise probes (or over every probe, if the selection has no elementwise primitive).
+A profile keeps the rows it was fitted to, so `refit(profile)` fits them again without measuring.
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def _row(probe: probes.Probe, seconds: float) -> fit.Row:
     eqn = probe.eqn
     ins = [getattr(x, "aval", x) for x in eqn.invars]
     outs = [v.aval for v in eqn.outvars]
-    return fit.Row(fit.variant_of(eqn.params, ins, outs), probe.size, sum(a.size for a in outs),
+    source = probe.source if probe.source.startswith("grid") else probe.source.split(":")[0]
+    return fit.Row(source, fit.variant_of(eqn.params, ins, outs), probe.size, sum(a.size for a in outs),
                    flops(eqn.primitive, eqn.params, ins, outs), bytes_moved(eqn.primitive, eqn.params, ins, outs),
                    seconds)
 
@@ -200,11 +202,11 @@ def measure_baselines(baselines: Baselines, arities, min_time: float) -> dict[tu
 
 
 def measure_primitive(primitive: str, samples, backend: str, grid: probes.Grid, settings: dict, baselines: Baselines,
-                      rng: np.random.Generator) -> tuple[list[fit.Row], list[fit.Row], str | None]:
-    """The rows of every probe of `primitive` (and the subset from scaled elementwise probes), and the
-    first failure's text if a probe could not run. Each probe gets a warm-up and a pilot call in turn
-    (a series stops at the first probe whose call takes `max_probe_s`); then all of them and the
-    baselines of their arities are timed side by side (`time_interleaved`)."""
+                      rng: np.random.Generator) -> tuple[list[fit.Row], str | None]:
+    """The rows of every probe of `primitive`, and the first failure's text if a probe could not run.
+    Each probe gets a warm-up and a pilot call in turn (a series stops at the first probe whose call
+    takes `max_probe_s`); then all of them and the baselines of their arities are timed side by side
+    (`time_interleaved`)."""
     ready: list[tuple[probes.Probe, Callable[[], object], float]] = []
     failure = None
     too_slow: dict[tuple, int] = {}  # series -> the smallest size whose call took max_probe_s
@@ -233,13 +235,28 @@ def measure_primitive(primitive: str, samples, backend: str, grid: probes.Grid, 
     base = dict(zip(base_arities, medians[len(ready):], strict=True))
     for arity, median in base.items():
         baselines.measured.setdefault(arity, []).append(median)
-    rows, scaled = [], []
-    for (probe, _, _), arity, seconds in zip(ready, arities, medians, strict=False):
-        row = _row(probe, max(seconds - base[arity], FLOOR_FRACTION * base[arity]))
-        rows.append(row)
-        if probe.source.startswith("scaled"):
-            scaled.append(row)
-    return rows, scaled, failure
+    rows = [_row(probe, max(seconds - base[arity], FLOOR_FRACTION * base[arity]))
+            for (probe, _, _), arity, seconds in zip(ready, arities, medians, strict=False)]
+    return rows, failure
+
+
+# --- fitting the measurements -----------------------------------------------------------------------------
+
+def fit_profile(measured: dict[str, list[fit.Row]], floor: float) -> dict:
+    """The fitted part of a profile: "primitives", "fallback" and "noise_floor_s". Rows are fitted in sorted
+    order, the order a profile stores them in, so that `refit` reproduces a profile to the last bit."""
+    measured = {name: sorted(rows, key=fit.Row.as_list) for name, rows in measured.items()}
+    fallback = fit.fallback_entry([r for rows in measured.values() for r in rows], floor)
+    primitives = {name: fit.fit_primitive(rows, fallback["segments"], floor) for name, rows in sorted(measured.items())}
+    return {"primitives": primitives, "fallback": fallback, "noise_floor_s": floor}
+
+
+def refit(profile: dict) -> dict:
+    """`profile` fitted anew from the rows it measured (its `measured` lists), as this version of
+    `rewrites.latency.fit` fits them: no probe runs again."""
+    measured = {name: [fit.Row(*row) for row in entry["measured"]]
+                for name, entry in validate_profile(profile)["primitives"].items()}
+    return validate_profile({**profile, **fit_profile(measured, profile["noise_floor_s"])}, "the refitted profile")
 
 
 # --- the whole calibration ---------------------------------------------------------------------------------
@@ -271,19 +288,16 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
     baselines = Baselines(backend)
     measure_baselines(baselines, BASELINE_ARITIES, 4 * settings["min_time_s"])
     measured: dict[str, list[fit.Row]] = {}
-    elementwise: list[fit.Row] = []
     skipped: dict[str, str] = {}
     with _progress(progress, len(names), backend) as advance:
         for name in names:
             advance(name)
-            rows, scaled, failure = measure_primitive(name, samples.get(name, []), backend, grid, settings, baselines,
-                                                      rng)
+            rows, failure = measure_primitive(name, samples.get(name, []), backend, grid, settings, baselines, rng)
             if backend == "xla":
                 import jax
                 jax.clear_caches()  # thousands of compiled probes would otherwise stay in memory (GBs)
             if rows:
                 measured[name] = rows
-                elementwise += scaled
             else:
                 skipped[name] = failure or "no probe"
     if not measured:
@@ -291,19 +305,11 @@ def calibrate(backend: str = "numpy", primitives: Iterable[str] | None = None, q
 
     measure_baselines(baselines, BASELINE_ARITIES, 4 * settings["min_time_s"])  # at the end too: load drifts
     floor = NOISE_FRACTION * baselines.seconds(1, 1)
-    fallback_rows = elementwise or [r for rows in measured.values() for r in rows]
-    fallback_segments = fit.fit_fallback(fallback_rows, floor)
-    fallback = {"segments": fallback_segments, "points": len(fallback_rows),
-                "median_rel_error": float(np.median(fit.relative_errors(fallback_segments, fallback_rows, floor))),
-                "fitted_on": "scaled elementwise probes" if elementwise else "every probe"}
     profile = {
         "format": FORMAT, "backend": backend, "machine": fingerprint(), "machine_key": machine_key(),
         "call_overhead_s": baselines.seconds(1, 1), "per_operand_overhead_s": baselines.per_operand(),
         "overhead_by_arity": {f"{i}x{o}": baselines.seconds(i, o) for i, o in sorted(baselines.measured)},
-        "primitives": {name: fit.fit_primitive(rows, fallback_segments, floor)
-                       for name, rows in sorted(measured.items())},
-        "noise_floor_s": floor,
-        "fallback": fallback, "skipped": skipped,
+        **fit_profile(measured, floor), "skipped": skipped,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "elapsed_s": round(time.perf_counter() - start, 3), "settings": settings,
     }

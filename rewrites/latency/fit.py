@@ -58,12 +58,13 @@ from ir.params import Symbol
 
 FEATURES = ("c0", "c_elem", "c_flops", "c_bytes")  # coefficient names, in column order
 SPLIT_GAIN = 0.25
-MIN_SEGMENT_ROWS = 4
+MIN_SEGMENT_ROWS = 3  # a variant's series often has 6 sizes: split 3 | 3 where XLA starts threading
 NARROW_RANGE = 16  # largest / smallest elements below this: sizes come from the fallback
 
 
 @dataclass(frozen=True)
 class Row:
+    source: str  # "oracle", "scaled" or "grid:<family>" (`rewrites.latency.probes`)
     variant: str  # dtypes and mode params, `variant_of`
     size: int  # elements of the largest operand or result: chooses the segment
     elements: int  # output elements
@@ -75,7 +76,7 @@ class Row:
         return 1.0, float(self.elements), float(self.flops), float(self.bytes)
 
     def as_list(self) -> list:
-        return [self.variant, self.size, self.elements, self.flops, self.bytes, self.seconds]
+        return [self.source, self.variant, self.size, self.elements, self.flops, self.bytes, self.seconds]
 
 
 SIZE_PARAMS = frozenset({"k", "permutation_size", "reduction_input_size_override"})  # scalar, yet sizes
@@ -183,6 +184,16 @@ def fit_fallback(rows: Sequence[Row], floor: float) -> list[dict]:
     return [{"max_elements": None, "coef": coef}]
 
 
+def fallback_entry(rows: Sequence[Row], floor: float) -> dict:
+    """The profile's fallback: `fit_fallback` over the scaled elementwise rows (every row if none)."""
+    scaled = [r for r in rows if r.source == "scaled"]
+    fitted_on = scaled or list(rows)
+    segments = fit_fallback(fitted_on, floor)
+    return {"segments": segments, "points": len(fitted_on),
+            "median_rel_error": statistics.median(relative_errors(segments, fitted_on, floor)),
+            "fitted_on": "scaled elementwise probes" if scaled else "every probe"}
+
+
 def fit_fixed_cost(rows: Sequence[Row], size_model: Sequence[dict], floor: float) -> list[dict]:
     """`size_model`'s segments with their size coefficients kept and one `c0` fitted to `rows` (the
     weighted least-squares fixed cost, at least 0)."""
@@ -209,7 +220,7 @@ def fit_primitive(rows: Sequence[Row], fallback: Sequence[dict], floor: float) -
     """A primitive's profile entry: its model over all rows (segments, points, median relative error, and
     `size_terms`: "fitted", or "borrowed" from the fallback for a narrow range of sizes), a model per
     variant if it has several (`variants`, their narrow ones borrowing the primitive's size terms), and
-    the rows fitted (`measured`: [variant, size, elements, flops, bytes, seconds], for studies of the fit).
+    the rows fitted (`measured`: `Row.as_list()`, for studies and refits).
     The entry's `median_rel_error` is that of the rows priced as the model prices them (by variant)."""
     entry = _fit(rows, fallback, floor)
     by_variant: dict[str, list[Row]] = {}
