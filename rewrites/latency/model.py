@@ -7,15 +7,15 @@
     model.fell_back                                      # primitives priced by the fallback so far
 
 An equation costs its primitive's fitted piecewise model at the equation's features (output elements,
-`flops`, `bytes_moved`; the segment by the size of its largest operand or result: `rewrites.latency.fit`);
-the model of the equation's variant (its dtype kinds, `f,f->f`) where the profile has one. A primitive
-the profile does not name costs the profile's fallback (fixed cost + per byte) and is recorded in
-`fell_back`.
-Control flow and calls are priced by their bodies, as every cost model prices them
-(`rewrites.costs._nested_cost`): `scan` length × body, `cond` its costliest branch, `while` one trip.
-The per-call overhead of a whole program is not part of any equation's price: `program_seconds` adds it.
-A loop body's per-trip overhead (the numpy backend calls the body's compiled function each trip) is not
-modelled.
+`flops`, `bytes_moved`; the segment by the size of its largest operand or result: `rewrites.latency.fit`),
+the model of the equation's variant (its dtypes and scalar params, `f64,f64->f64`) where the profile
+has one. A primitive the profile does not name costs the profile's fallback (fixed cost + per byte) and
+is recorded in `fell_back`. Control flow and calls are priced by their bodies, as every cost model
+prices them (`rewrites.costs._nested_cost`): `scan` length × body, `cond` its costliest branch, `while`
+one trip. The per-call overhead of a whole program is not part of any equation's price:
+`program_seconds` adds it. Not modelled: a loop body's per-trip overhead (the numpy backend calls the
+body's compiled function each trip), and what equations gain from running together (the numpy
+backend's buffer reuse, XLA's fusion): prices are of each equation run alone.
 
 A profile measured on another machine (its `machine_key` differs) is refused with `ProfileMachineError`
 unless `allow_other_machine=True`.

@@ -12,15 +12,17 @@ A profile (format 1) is one JSON object, written with sorted keys:
                                                                            "c_bytes"}}, ...],
                            "points": n, "median_rel_error": x, "size_terms": "fitted" | "borrowed",
                            "max_elements_measured": n,
-                           "variants": {"f,f->f": {"segments": ..., "points": ..., ...}, ...},  (optional)
-                           "measured": [[variant, size, elements, flops, bytes, seconds], ...]}},
+                           "variants": {"f64,f64->f64": {"segments": ..., "points": ..., ...}, ...},
+                           "measured": [[source, variant, size, elements, flops, bytes, seconds], ...]}},
      "fallback": {"segments": [...], "points": n, "median_rel_error": x, "fitted_on": "..."},
      "skipped": {name: reason},   (primitives calibration tried and could not time)
      "noise_floor_s": times below this were fitted as absolute errors,
      "created": ISO date, "elapsed_s": seconds the calibration took, "settings": {...}}
 
 Coefficients are seconds (per output element, flop, byte); `max_elements` bounds the size of the
-equation's largest operand or result; `rewrites.latency.fit` says what they mean.
+equation's largest operand or result; `variants` (when a primitive has several) are keyed by dtypes and
+scalar params; `rewrites.latency.fit` says what all of them mean. `measured` holds the rows fitted
+(`rewrites.latency.calibrate.refit` fits them again).
 
 Profiles are machine-specific: a time means nothing on another CPU. `default_profile(backend)` looks for
 `{backend}-{machine_key}.json` in `$EQJAX_PROFILE_DIR` (if set), then the user cache directory
