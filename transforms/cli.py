@@ -18,6 +18,9 @@
     eqjax bench grad                   reverse-mode growth on residual chains; FLOPs vs JAX's gradients
     eqjax bench runtime [--suite large|oracle] [--threads N] [--json]
                                        eqjax's programs timed beside jax.jit, op by op and XLA (ratios)
+    eqjax calibrate --backend numpy|xla [--out PATH] [--quick] [--primitives a,b] [--json]
+                                       measure this machine's latency profile (rewrites/latency); writes it
+                                       to the user cache directory, where LatencyModel.for_backend finds it
 
 User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
 problem and exit with status 2; conformance failures exit with status 1.
@@ -315,6 +318,55 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    import time
+
+    from rewrites.latency.calibrate import calibrate
+    from rewrites.latency.profile import dumps, profile_filename, save_profile, user_profile_dir
+
+    start = time.perf_counter()
+    primitives = [p.strip() for p in args.primitives.split(",") if p.strip()] if args.primitives else None
+    profile = calibrate(args.backend, primitives, quick=args.quick, progress=not args.json)
+    out = Path(args.out) if args.out else user_profile_dir()
+    if out.is_dir() or not out.suffix:
+        out = out / profile_filename(args.backend, profile["machine_key"])
+    save_profile(profile, out)
+    if args.json:
+        print(dumps(profile), end="")
+    else:
+        _print_calibration(profile, out, time.perf_counter() - start)
+    return 0
+
+
+def _print_calibration(profile: dict, out: Path, seconds: float) -> None:
+    """The per-primitive fit as a rich table, then the overhead, the fallback and where the profile went."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{profile['backend']} latency profile: c0 of the smallest sizes' segment, "
+                  "per-unit costs of the largest sizes'", title_justify="left")
+    for column in ("primitive", "points", "variants", "segs", "c0 µs", "ns/elem", "ps/flop", "ps/byte", "med.err",
+                   "sizes"):
+        table.add_column(column, justify="left" if column in ("primitive", "sizes") else "right", no_wrap=True)
+    entries = [*sorted(profile["primitives"].items()), ("(fallback)", profile["fallback"])]
+    for name, entry in entries:
+        first, last = entry["segments"][0]["coef"], entry["segments"][-1]["coef"]
+        table.add_row(name, str(entry["points"]), str(len(entry.get("variants", ()))), str(len(entry["segments"])),
+                      f"{first['c0'] * 1e6:.3g}",
+                      f"{last['c_elem'] * 1e9:.3g}", f"{last['c_flops'] * 1e12:.3g}", f"{last['c_bytes'] * 1e12:.3g}",
+                      f"{entry['median_rel_error']:.1%}", entry.get("size_terms", "fitted"))
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=130)  # piped or captured: rich's default of 80 columns would cut the table
+    console.print(table)
+    console.print(f"fallback fitted on {profile['fallback']['fitted_on']}; call overhead "
+                  f"{profile['call_overhead_s'] * 1e6:.3g} µs, "
+                  f"+{profile['per_operand_overhead_s'] * 1e6:.3g} µs per further input or output")
+    for name, reason in sorted(profile["skipped"].items()):
+        console.print(f"skipped {name}: {reason}", markup=False)
+    console.print(f"{len(profile['primitives'])} primitives in {seconds:.1f} s; wrote {out}", markup=False)
+
+
 def cmd_demo(args) -> int:
     from transforms.demo import run_demo
 
@@ -439,6 +491,16 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-first-call", action="store_true", help="runtime: skip the fresh-process first calls")
     b.add_argument("--json", action="store_true", help="runtime: the rows, summary and machine as JSON")
     b.set_defaults(func=cmd_bench)
+
+    cal = sub.add_parser("calibrate", help="measure this machine's latency profile for a backend (cost models "
+                         "in seconds, rewrites/latency)")
+    cal.add_argument("--backend", required=True, choices=["numpy", "xla"])
+    cal.add_argument("--out", help="the profile's file, or a directory for {backend}-{machine key}.json "
+                     "(default: the user cache directory, ~/.cache/eqjax/profiles/)")
+    cal.add_argument("--quick", action="store_true", help="fewer, smaller probes and shorter timings (seconds)")
+    cal.add_argument("--primitives", help="comma-separated primitives to calibrate (default: all)")
+    cal.add_argument("--json", action="store_true", help="print the profile as JSON instead of the table")
+    cal.set_defaults(func=cmd_calibrate)
 
     d = sub.add_parser("demo", help="trace, print and evaluate a small MLP loss")
     d.set_defaults(func=cmd_demo)
