@@ -38,7 +38,8 @@ from rewrites.terms import args_list, declare_terms
 
 _LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "body", "bcons", "bnil"})
 # A control-flow node costs its bodies' nodes, which extraction counts as its dependencies (once each: a cost
-# model over one e-graph cannot see trip counts), plus this.
+# model over one e-graph cannot see trip counts), plus this, or the cheapest priced node's cost when that is
+# less (a model in seconds prices equations at ~1e-6).
 HCALL_COST = 1.0
 
 
@@ -449,6 +450,8 @@ def node_costs(view, avals: dict, enc, model) -> list[float]:
     often it runs inside loops (`rewrites.loops.loop_weights`)."""
     memo: dict = {}
     costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
+    hcall = min([HCALL_COST, *(c for c in memo.values() if c > 0)])
+    costs = [hcall if view.nodes[i].op == "hcall" else c for i, c in enumerate(costs)]
     weights = loop_weights(view, enc) if enc.close_loops else None
     return costs if weights is None else [c * w for c, w in zip(costs, weights, strict=True)]
 
@@ -458,7 +461,7 @@ def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:
     if node.op in _LEAVES:
         return 0
     if node.op == "hcall":
-        return HCALL_COST
+        return HCALL_COST  # or less: see node_costs
     cls = view.node_class[i]
     if cls not in avals:
         return 0  # unreachable from any leaf: never extractable, its cost does not matter

@@ -28,7 +28,7 @@ def _path_of(name: str) -> Path:
             raise FileNotFoundError(f"cost model {name!r}: no learned model at {path}")
         return path
     if name in ("latency-numpy", "latency-xla"):
-        from rewrites.latency.model import default_profile
+        from rewrites.latency.profile import default_profile
 
         return Path(default_profile(name.removeprefix("latency-")))
     raise ValueError(f"unknown profiled cost model {name!r}; known: latency-numpy, latency-xla, learned:PATH")
@@ -47,12 +47,17 @@ def named_model(name: str) -> CostModel:
 @cache
 def _load(name: str, path: str, digest: str) -> CostModel:
     if name.startswith("learned:"):
+        from eval.machine import machine_key
         from rewrites.latency.learned import LearnedModel
-        from rewrites.latency.model import check_machine
+        from rewrites.latency.profile import ProfileMachineError, describe_machine
 
         model = LearnedModel.load(path)
-        check_machine(model.machine, model.machine_key, f"learned cost model {path}", model.backend)
+        if model.machine_key != machine_key():
+            raise ProfileMachineError(
+                f"learned cost model {path} was fitted on times of {describe_machine(model.machine)} (key "
+                f"{model.machine_key}), not this machine (key {machine_key()}): its seconds do not apply here; "
+                "fit one here (papers/cost-models/run.py writes results/learned-<backend>.json)")
         return model.cost_model()
     from rewrites.latency.model import LatencyModel
 
-    return LatencyModel(path).cost_model()
+    return LatencyModel(path)

@@ -229,8 +229,8 @@ def test_registry_and_lookup():
     assert get_cost_model("flops") is flops
     name, fn = get_cost_model("bytes")  # a model is also a (name, function) pair
     assert name == "bytes" and fn("add", {}, [X, X], [X]) == 288
-    with pytest.raises(ValueError, match="known: ops, flops, bytes"):
-        get_cost_model("latency")
+    with pytest.raises(ValueError, match="known: ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH"):
+        get_cost_model("latenc")
 
 
 def test_custom_model_wraps_a_function_and_checks_its_results():
