@@ -3,6 +3,9 @@
     eqjax demo                         trace a small MLP loss, optimize it through the e-graph, evaluate it
     eqjax optimize FILE|- [--rules R] [--cost C] [--extractor E] [--node-limit N] [--iter-limit N]
                    [--time-limit S] [--json]   optimized jaxpr on stdout, the report on stderr
+                   (--cost: ops, flops, bytes, latency[-numpy|-xla], learned:PATH)
+    eqjax sample FILE|- [-k K] [--seed S] [optimize's options]
+                                       up to K distinct equivalent programs from one saturated e-graph
     eqjax rules list [--set S] [--json]
     eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
     eqjax grad FILE|- [--argnums 0,1]  the optimized gradient program of a scalar-output jaxpr
@@ -86,6 +89,26 @@ def cmd_optimize(args) -> int:
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
                                  limits=_limits(args), loops=args.loops)
     return _print_program(args, optimized, report)
+
+
+def cmd_sample(args) -> int:
+    """Up to k distinct equivalent programs of one saturated e-graph, each with its cost under --cost."""
+    from ir.text import parse_jaxpr
+    from rewrites.costs import get_cost_model, jaxpr_cost
+    from rewrites.engine import saturated
+    from rewrites.extract import sample_saturated
+
+    closed = parse_jaxpr(_read_text(args.file))
+    sat = saturated(closed, args.rules, _limits(args), loops=args.loops)
+    programs = sample_saturated(sat, k=args.k, seed=args.seed, cost=args.cost)
+    model = get_cost_model(args.cost)
+    if args.json:
+        print(json.dumps([{"jaxpr": str(p), "cost": jaxpr_cost(model, p)} for p in programs], indent=1))
+        return 0
+    for i, p in enumerate(programs):
+        print(f"# sample {i}: {len(p.eqns)} equations, cost ({model.name}) {jaxpr_cost(model, p):,.6g}")
+        print(p)
+    return 0
 
 
 def _print_program(args, program, report) -> int:
@@ -413,6 +436,13 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("file", help="a file with jaxpr text, or - for stdin")
     _optimizer_args(o)
     o.set_defaults(func=cmd_optimize)
+
+    sp = sub.add_parser("sample", help="up to K distinct equivalent programs from one saturated e-graph")
+    sp.add_argument("file", help="a file with jaxpr text, or - for stdin")
+    sp.add_argument("-k", type=int, default=8, help="how many programs (default 8)")
+    sp.add_argument("--seed", type=int, default=0, help="the draws' seed (same seed, same programs)")
+    _optimizer_args(sp)
+    sp.set_defaults(func=cmd_sample)
 
     for name, what in (("grad", "the optimized gradient program of a scalar-output jaxpr text"),
                        ("jvp", "the optimized JVP program: inputs primals then tangents"),

@@ -68,3 +68,21 @@ def test_bench_control_prints_sizes_independent_of_trip_count(capsys):
     for kind in ("scan", "while"):
         short, long = result[(kind, "length", 2)], result[(kind, "length", 32)]
         assert [nodes for nodes, _ in short] == [nodes for nodes, _ in long]  # bodies are terms, not unrolled
+
+
+def test_sample_prints_distinct_equivalent_programs_the_same_for_a_seed(tmp_path, capsys):
+    import numpy as np
+
+    from eval.interpreter import eval_jaxpr
+
+    assert main(["sample", _file(tmp_path), "-k", "4", "--seed", "2", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["sample", _file(tmp_path), "-k", "4", "--seed", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == first
+    assert 2 <= len(first) <= 4 and len({s["jaxpr"] for s in first}) == len(first)
+    a, b = np.linspace(-1, 1, 3), np.linspace(2, 3, 3)
+    want = eval_jaxpr(parse_jaxpr(PROGRAM), a, b)[0]
+    for s in first:
+        np.testing.assert_allclose(eval_jaxpr(parse_jaxpr(s["jaxpr"]), a, b)[0], want, rtol=1e-15)
+    assert main(["sample", _file(tmp_path), "-k", "2"]) == 0
+    assert capsys.readouterr().out.startswith("# sample 0:")
