@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
-from population import Subject, population  # noqa: E402
+from population import SMALL_RUNTIME, Subject, population  # noqa: E402
 
 from eval import machine  # noqa: E402
 from eval.backends import block, runner  # noqa: E402
@@ -108,6 +108,24 @@ def kendall_tau(predicted: list[float], measured: list[float]) -> float:
     return float(kendalltau(predicted, measured).statistic)
 
 
+def separated_tau(predicted: list[float], runs: list[list[float]]) -> tuple[float, int]:
+    """τ over the pairs of variants the clock tells apart: those whose ranges of run times do not overlap
+    (every run of one is faster than every run of the other). A pair the model ranks the same way counts
+    +1, the other way -1, a predicted tie 0; returns (mean, pairs)."""
+    score, pairs = 0.0, 0
+    for i in range(len(runs)):
+        for j in range(i + 1, len(runs)):
+            if max(runs[i]) < min(runs[j]):
+                faster, slower = i, j
+            elif max(runs[j]) < min(runs[i]):
+                faster, slower = j, i
+            else:
+                continue
+            pairs += 1
+            score += (predicted[faster] < predicted[slower]) - (predicted[faster] > predicted[slower])
+    return (score / pairs if pairs else math.nan), pairs
+
+
 def fold_of(name: str) -> int:
     return hashlib.sha256(name.encode()).digest()[0] % 2
 
@@ -161,7 +179,7 @@ def judge(studies: list[Study], backend: str) -> dict:
     """Per model: per-program τ and regrets (greedy and ILP), and their summaries."""
     out = {}
     for model in [*models_of(backend), "original"]:
-        taus, regrets = [], {e: [] for e in EXTRACTORS}
+        taus, separated, regrets = [], [], {e: [] for e in EXTRACTORS}
         for s in studies:
             measured = s.times.get(backend, {})
             if not measured:
@@ -173,8 +191,26 @@ def judge(studies: list[Study], backend: str) -> dict:
                     regrets[extractor].append(s.time(backend, fp) / best)
             if model in s.predicted and len(measured) >= 3:
                 fps = sorted(measured)
-                taus.append(kendall_tau([s.predicted[model][fp] for fp in fps], [s.time(backend, fp) for fp in fps]))
-        out[model] = {"tau": taus, "regret": regrets, **_summary(taus, regrets)}
+                predicted = [s.predicted[model][fp] for fp in fps]
+                taus.append(kendall_tau(predicted, [s.time(backend, fp) for fp in fps]))
+                tau, pairs = separated_tau(predicted, [measured[fp] for fp in fps])
+                if pairs:
+                    separated.append(tau)
+        out[model] = {"tau": taus, "regret": regrets, **_summary(taus, regrets),
+                      "separated_tau_median": float(np.median(separated)) if separated else None,
+                      "separated_tau_programs": len(separated)}
+    return out
+
+
+def by_group(studies: list[Study], backend: str) -> dict:
+    groups = sorted({s.subject.group for s in studies})
+    out = {}
+    for g in groups:
+        members = [s for s in studies if s.subject.group == g]
+        verdicts = judge(members, backend)
+        out[g] = {"programs": len(members),
+                  "verdicts": {m: {k: v for k, v in r.items() if k not in ("tau", "regret")}
+                               for m, r in verdicts.items()}}
     return out
 
 
@@ -220,6 +256,33 @@ def latency_vs_flops(studies: list[Study], backend: str) -> list[dict]:
     return rows
 
 
+def jit_latency_vs_flops(backend: str, min_time: float, runs: int, small: bool) -> list[dict]:
+    """The target as the user meets it: `jit` (and `grad`) with cost="latency" against cost="flops" on the
+    runtime suite, each program built by the transform itself and measured side by side on `backend`."""
+    import ir
+    from transforms import grad, jit
+    from transforms.runtime_suite import workloads
+
+    rows = []
+    for w in workloads():
+        if small and w.name not in SMALL_RUNTIME:
+            continue
+        built = {}
+        for cost in ("flops", "latency"):
+            if w.is_grad:
+                fun = grad(w.fun, argnums=w.argnums, cost=cost, backend=backend)
+            else:
+                fun = jit(w.fun, cost=cost, backend=backend)
+            built[cost] = ir.make_jaxpr(fun)(*w.args)
+        study = Study(Subject(w.name, "runtime", built["flops"], tuple(w.args)))
+        fps = {cost: study.add(p) for cost, p in built.items()}
+        measure(study, backend, min_time, runs)
+        t = {cost: study.time(backend, fp) for cost, fp in fps.items()}
+        rows.append({"program": w.name, "latency_s": t["latency"], "flops_s": t["flops"],
+                     "ratio": t["latency"] / t["flops"], "same_program": fps["latency"] == fps["flops"]})
+    return rows
+
+
 # --- outputs -----------------------------------------------------------------------------------------------
 
 def _fmt(x, digits=3) -> str:
@@ -231,22 +294,36 @@ def tables(verdicts: dict, extras: dict) -> str:
     for backend in BACKENDS:
         v = verdicts[backend]
         lines += [f"## {backend}", "",
-                  "| model | median τ | programs | regret median (greedy) | regret p90 (greedy) "
-                  "| regret median (ILP) | regret p90 (ILP) |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| model | median τ | programs | median τ, separated pairs | programs "
+                  "| regret median (greedy) | regret p90 (greedy) | regret median (ILP) | regret p90 (ILP) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for model, r in v.items():
             lines.append(f"| {model} | {_fmt(r['tau_median'])} | {r['tau_programs']} "
+                         f"| {_fmt(r['separated_tau_median'])} | {r['separated_tau_programs']} "
                          f"| {_fmt(r['regret_greedy_dag_median'])} | {_fmt(r['regret_greedy_dag_p90'])} "
                          f"| {_fmt(r['regret_ilp_median'])} | {_fmt(r['regret_ilp_p90'])} |")
         lines += ["", "ILP against greedy, per model (programs whose ILP extraction is >5% faster, slower, within):",
                   "", "| model | ILP faster | ILP slower | within 5% |", "|---|---|---|---|"]
         for model, r in extras["ilp_vs_greedy"][backend].items():
             lines.append(f"| {model} | {r['ilp_faster']} | {r['ilp_slower']} | {r['within_5pct']} |")
-        lines += ["", "Runtime suite, latency model's extraction over the FLOPs model's (measured):", "",
-                  "| program | latency | flops | ratio | same program |", "|---|---|---|---|---|"]
-        for r in extras["latency_vs_flops"][backend]:
-            lines.append(f"| {r['program']} | {r['latency_s'] * 1e3:.3f} ms | {r['flops_s'] * 1e3:.3f} ms "
-                         f"| {r['ratio']:.3f} | {'yes' if r['same_program'] else 'no'} |")
+        for key, title in (("latency_vs_flops", "Runtime suite programs re-saturated: the latency model's greedy "
+                                                 "extraction over the FLOPs model's"),
+                           ("jit_latency_vs_flops", "Runtime suite through `jit`/`grad` with cost=\"latency\" over "
+                                                     "cost=\"flops\"")):
+            lines += ["", f"{title} (measured side by side):", "",
+                      "| program | latency | flops | ratio | same program |", "|---|---|---|---|---|"]
+            for r in extras[key][backend]:
+                lines.append(f"| {r['program']} | {r['latency_s'] * 1e3:.3f} ms | {r['flops_s'] * 1e3:.3f} ms "
+                             f"| {r['ratio']:.3f} | {'yes' if r['same_program'] else 'no'} |")
+        groups = extras["by_group"][backend]
+        lines += ["", "By group: median τ / median τ over separated pairs / 90th-percentile regret (greedy):", "",
+                  "| model | " + " | ".join(f"{g} ({groups[g]['programs']})" for g in groups) + " |",
+                  "|---|" + "---|" * len(groups)]
+        for model in v:
+            cells = [f"{_fmt(groups[g]['verdicts'][model]['tau_median'], 2)} / "
+                     f"{_fmt(groups[g]['verdicts'][model]['separated_tau_median'], 2)} / "
+                     f"{_fmt(groups[g]['verdicts'][model]['regret_greedy_dag_p90'], 2)}" for g in groups]
+            lines.append(f"| {model} | " + " | ".join(cells) + " |")
         n = extras["noise"][backend]
         lines += ["", f"Noise: a program's time moves by a median {_fmt(n['median'])} (p90 {_fmt(n['p90'])}) "
                   f"between the {extras['runs']} runs (max/min − 1, {n['programs']} programs).", ""]
@@ -341,12 +418,21 @@ def main(argv: list[str] | None = None) -> None:
                for b in BACKENDS}
     for study in studies:  # the learned models' extractions are new programs for the fixed models too
         predict(study, models)
+    for b in BACKENDS:  # fitted on every program: what `cost="learned:results/learned-B.json"` loads
+        from rewrites.latency.learned import fit
+
+        pairs = [(s.programs[fp], s.time(b, fp)) for s in studies for fp in s.times.get(b, {})]
+        if pairs:
+            fit([p for p, _ in pairs], [t for _, t in pairs], b).save(args.out / f"learned-{b}.json")
 
     verdicts = {b: judge(studies, b) for b in BACKENDS}
     extras = {"runs": args.runs,
               "noise": {b: noise(studies, b) for b in BACKENDS},
               "ilp_vs_greedy": {b: {m: ilp_vs_greedy(studies, b, m) for m in models_of(b)} for b in BACKENDS},
-              "latency_vs_flops": {b: latency_vs_flops(studies, b) for b in BACKENDS}}
+              "latency_vs_flops": {b: latency_vs_flops(studies, b) for b in BACKENDS},
+              "by_group": {b: by_group(studies, b) for b in BACKENDS},
+              "jit_latency_vs_flops": {b: jit_latency_vs_flops(b, min_time, args.runs, args.small)
+                                       for b in BACKENDS}}
     settings = {"small": args.small, "k": k, "runs": args.runs, "min_time": min_time}
     (args.out / "programs.json").write_text(json.dumps({"settings": settings, "programs": deterministic_record(
         studies)}, indent=1, sort_keys=True) + "\n")
