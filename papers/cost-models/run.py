@@ -1,7 +1,8 @@
 """Cost models against the clock: regenerates results/ (tables, JSON, figures).
 
-    make cost-models              # everything (about half an hour on 2 cores)
-    make cost-models SMALL=1      # 8 programs, 8 variants each: a few minutes
+    make cost-models              # everything: ~80 programs, up to 32 variants each (see README for the time)
+    make cost-models SMALL=1      # 13 programs, up to 8 variants each: ~2 minutes
+    .venv/bin/python papers/cost-models/run.py --small --no-measure   # only programs.json (deterministic)
 
 For every program of the population (`population.py`) the e-graph is saturated once under the default
 rules; from it come up to K sampled equivalent programs (`rewrites.extract.sample_saturated`) and the
@@ -377,43 +378,52 @@ def figures(studies: list[Study], verdicts: dict, out: Path) -> None:
 
 
 def deterministic_record(studies: list[Study]) -> list[dict]:
-    return [{"name": s.subject.name, "group": s.subject.group, "eqns": len(s.subject.closed.jaxpr.eqns),
-             "sampled": s.sampled,
-             "extracted": {k: v for k, v in sorted(s.extracted.items()) if not k.startswith("learned")},
-             "predicted": {m: {fp: c for fp, c in sorted(costs.items()) if fp in s.sampled or
-                               fp in s.extracted.values()}
-                           for m, costs in sorted(s.predicted.items()) if not m.startswith("learned")}}
-            for s in studies]
+    """What does not depend on the clock: the programs, their variants and every fixed model's costs."""
+    out = []
+    for s in studies:
+        extracted = {k: v for k, v in sorted(s.extracted.items()) if not k.startswith("learned")}
+        fixed = {*s.sampled, *extracted.values()}
+        out.append({"name": s.subject.name, "group": s.subject.group, "eqns": len(s.subject.closed.jaxpr.eqns),
+                    "sampled": s.sampled, "extracted": extracted,
+                    "predicted": {m: {fp: c for fp, c in sorted(costs.items()) if fp in fixed}
+                                  for m, costs in sorted(s.predicted.items()) if not m.startswith("learned")}})
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     from rich.progress import track
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--small", action="store_true", help="8 programs, 8 variants each (a few minutes)")
+    ap.add_argument("--small", action="store_true", help="13 programs, up to 8 variants each (~2 minutes)")
     ap.add_argument("--k", type=int, default=None, help="sampled variants per program (default 32; 8 small)")
     ap.add_argument("--runs", type=int, default=3, help="measurement runs (the noise estimate)")
     ap.add_argument("--min-time", type=float, default=None, help="seconds per variant per run")
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--no-measure", action="store_true", help="only the deterministic part: programs.json")
     args = ap.parse_args(argv)
     k = args.k or (8 if args.small else 32)
-    min_time = args.min_time or (0.02 if args.small else 0.05)
+    min_time = args.min_time or 0.02
     args.out.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
 
     models = {m: get_cost_model(m) for m in FIXED_MODELS}
     studies, saturations, failures = [], {}, []
+    settings = {"small": args.small, "k": k, "runs": args.runs, "min_time": min_time}
     for subject in track(population(args.small), description="saturate, sample, measure"):
         study, sat = build(subject, k)
         predict(study, models)
-        for backend in BACKENDS:
+        studies.append(study)
+        saturations[subject.name] = sat
+        for backend in () if args.no_measure else BACKENDS:
             try:
                 measure(study, backend, min_time, args.runs)
             except Exception as e:  # a program a backend cannot run is reported, not hidden
                 failures.append(f"{subject.name} on {backend}: {type(e).__name__}: {str(e)[:120]}")
                 study.times.pop(backend, None)
-        studies.append(study)
-        saturations[subject.name] = sat
+    (args.out / "programs.json").write_text(json.dumps({"settings": {k2: v for k2, v in settings.items() if k2 in (
+        "small", "k")}, "programs": deterministic_record(studies)}, indent=1, sort_keys=True) + "\n")
+    if args.no_measure:
+        return
     learned = {b: fit_learned([s for s in studies if s.times.get(b)], b, saturations, min_time, args.runs)
                for b in BACKENDS}
     for study in studies:  # the learned models' extractions are new programs for the fixed models too
@@ -433,11 +443,9 @@ def main(argv: list[str] | None = None) -> None:
               "by_group": {b: by_group(studies, b) for b in BACKENDS},
               "jit_latency_vs_flops": {b: jit_latency_vs_flops(b, min_time, args.runs, args.small)
                                        for b in BACKENDS}}
-    settings = {"small": args.small, "k": k, "runs": args.runs, "min_time": min_time}
-    (args.out / "programs.json").write_text(json.dumps({"settings": settings, "programs": deterministic_record(
-        studies)}, indent=1, sort_keys=True) + "\n")
     (args.out / "measured.json").write_text(json.dumps({
-        "machine": machine.fingerprint(), "seconds": time.perf_counter() - clock, "failures": failures,
+        "machine": machine.fingerprint(), "settings": settings, "seconds": time.perf_counter() - clock,
+        "failures": failures,
         "learned": learned, "extras": extras,
         "verdicts": {b: {m: {k2: v for k2, v in r.items()} for m, r in v.items()} for b, v in verdicts.items()},
         "times": {s.subject.name: s.times for s in studies}}, indent=1, sort_keys=True) + "\n")
