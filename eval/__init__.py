@@ -2,16 +2,13 @@
 (`compile_numpy`), the XLA backend (`to_jax`, the `jax` extra), runtime measurement (`measure`), the
 oracle runner."""
 
-from importlib import import_module
+from ir.lazy import lazy_exports
 
 _LAZY = {"eval_jaxpr": "eval.interpreter", "IMPLS": "eval.registry", "get_impl": "eval.registry",
          "compile_numpy": "eval.codegen", "to_jax": "eval.xla", "measure": "eval.measure"}
 
 
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'eval' has no attribute {name!r}")
-    return getattr(import_module(_LAZY[name]), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = list(_LAZY)

@@ -4,10 +4,9 @@ Stable names: `parse_jaxpr`, `print_jaxpr` (also `str(jaxpr)`), `make_jaxpr`, `n
 `typecheck`, `fingerprint`.
 """
 
-from importlib import import_module
-
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import EqjaxError, JaxprSyntaxError, JaxprTypeError, UnsupportedPrimitive
+from ir.lazy import lazy_exports
 
 _LAZY = {
     "parse_jaxpr": "ir.text", "print_jaxpr": "ir.text",
@@ -17,11 +16,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'ir' has no attribute {name!r}")
-    module = import_module(_LAZY[name] or f"ir.{name}")
-    return module if _LAZY[name] is None else getattr(module, name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = ["ClosedJaxpr", "DropVar", "Eqn", "Jaxpr", "Literal", "ShapedArray", "Var", "EqjaxError",

@@ -4,16 +4,13 @@ Stable names: `optimize(closed, rules=..., cost=..., extractor=..., limits=...) 
 `Limits`, `Report`, `prove_equal`.
 """
 
-from importlib import import_module
+from ir.lazy import lazy_exports
 
 _LAZY = {"optimize": "rewrites.engine", "Limits": "rewrites.engine", "Report": "rewrites.engine",
          "prove_equal": "rewrites.prove"}
 
 
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'rewrites' has no attribute {name!r}")
-    return getattr(import_module(_LAZY[name]), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = list(_LAZY)

@@ -1,7 +1,7 @@
 """User-facing transforms (`jit`, AD as rewrite rules: `grad`, `value_and_grad`, `jvp`, `vjp`, `jacfwd`,
 `jacrev`, `hessian`, and batching as rewrite rules: `vmap`) and the `eqjax` command line."""
 
-from importlib import import_module
+from ir.lazy import lazy_exports
 
 _LAZY = {"jit": "transforms.api",
          **{name: "transforms.ad.api" for name in ("grad", "value_and_grad", "jvp", "vjp")},
@@ -9,10 +9,7 @@ _LAZY = {"jit": "transforms.api",
          "vmap": "transforms.batching.api"}
 
 
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'transforms' has no attribute {name!r}")
-    return getattr(import_module(_LAZY[name]), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = list(_LAZY)

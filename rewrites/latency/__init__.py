@@ -13,7 +13,7 @@
 | `model`       | `LatencyModel`: a profile as a cost model                                           |
 """
 
-from importlib import import_module
+from ir.lazy import lazy_exports
 
 # `calibrate` is not among them: the name is its module's (`from rewrites.latency.calibrate import calibrate`).
 _LAZY = {"CalibrationError": "rewrites.latency.calibrate",
@@ -24,10 +24,7 @@ _LAZY = {"CalibrationError": "rewrites.latency.calibrate",
          "ProfileNotFound": "rewrites.latency.profile"}
 
 
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'rewrites.latency' has no attribute {name!r}")
-    return getattr(import_module(_LAZY[name]), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = list(_LAZY)
