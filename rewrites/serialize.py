@@ -20,11 +20,13 @@ holds its primitive values, decoded:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from typing import Any
 
 from egglog import EGraph
 
-from rewrites.egraph_view import EGraphView, ENode
+from rewrites.egraph_view import EGraphView, ENode, canonical
 from rewrites.terms import BY_EGG_NAME
 
 TERM_SORTS = frozenset({"Arr", "Args", "Tup", "Body", "Bodies"})
@@ -67,9 +69,68 @@ def view_of(egraph: EGraph) -> EGraphView:
     if len(roots) != 1:
         raise RuntimeError(f"expected one e-class bound to {ROOT_LET}, found {len(roots)}")
     _drop_dangling(by_class)
+    by_class, roots = canonical_class_ids(by_class, roots)
     for cls in by_class.values():
         cls.sort(key=_node_order)
-    return EGraphView.from_classes(dict(sorted(by_class.items(), key=lambda kv: _class_order(kv[0]))), roots)
+    return EGraphView.from_classes(by_class, roots)
+
+
+def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str]) -> tuple[dict[str, list[ENode]], list[str]]:
+    """The classes renamed by their content, in a canonical order, so that nothing downstream sees egglog's ids.
+
+    egglog numbers values in the order it creates them, and that order is not stable between processes (the
+    shared `nil()` of the output list is created first in some runs and last in others), while extraction
+    breaks ties by class ids: the same e-graph then gave different programs. A class's name is a digest of
+    its smallest node (op, payload, its children's names), taking, round by round from the leaves, the nodes
+    whose children are all named in an earlier round. Congruence makes the names distinct (two classes with
+    equal smallest nodes have the same children, so egglog merged them). Classes are ordered by round, then
+    name; classes with no term of finite depth (unextractable) come last, named by their position in that
+    order of their nodes' text."""
+    names: dict[str, str] = {}
+    used: set[str] = set()
+    parents: dict[str, list[tuple[str, ENode]]] = {}
+    missing: dict[int, int] = {}
+    ready: dict[str, list[ENode]] = {}
+    for cid, nodes in by_class.items():
+        for node in nodes:
+            kids = set(node.children)
+            missing[id(node)] = len(kids)
+            for kid in kids:
+                parents.setdefault(kid, []).append((cid, node))
+            if not kids:
+                ready.setdefault(cid, []).append(node)
+    order: list[str] = []
+    while ready:
+        named = sorted(((min(_node_text(n, names) for n in nodes), cid) for cid, nodes in ready.items()
+                        if cid not in names))
+        ready = {}
+        for text, cid in named:
+            name = f"{cid.partition('-')[0]}-{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
+            if name in used:
+                raise RuntimeError(f"two e-classes named {name} ({text}): a digest collision")
+            names[cid] = name
+            used.add(name)
+            order.append(cid)
+        for _, cid in named:
+            for parent, node in parents.get(cid, ()):
+                missing[id(node)] -= 1
+                if missing[id(node)] == 0 and parent not in names:
+                    ready.setdefault(parent, []).append(node)
+    rest = sorted(by_class.keys() - names.keys(), key=lambda c: sorted(_node_text(n, {}) for n in by_class[c]))
+    for k, cid in enumerate(rest):
+        names[cid] = f"{cid.partition('-')[0]}-unextractable-{k}"
+    renamed = {names[cid]: [ENode(n.op, tuple(names[c] for c in n.children), n.payload) for n in by_class[cid]]
+               for cid in order + rest}
+    return renamed, [names[r] for r in roots]
+
+
+def _node_text(node: ENode, names: dict[str, str]) -> str:
+    return f"{node.op}{_payload_text(node.payload)}({','.join(names.get(c, '?') for c in node.children)})"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _payload_text(payload: tuple) -> str:
+    return canonical(payload)
 
 
 def _drop_dangling(by_class: dict[str, list[ENode]]) -> None:
@@ -91,11 +152,6 @@ def _drop_dangling(by_class: dict[str, list[ENode]]) -> None:
 
 def _class_id(sort: str, value) -> str:
     return f"{sort}-{str(value)[6:-1]}"  # str(Value) is "Value(<n>)"
-
-
-def _class_order(cid: str) -> tuple[str, int]:
-    sort, _, n = cid.rpartition("-")
-    return sort, int(n)
 
 
 def _node_order(node: ENode) -> tuple:
