@@ -9,7 +9,8 @@ Schema `eqjax-certificate/1` (keys in this order):
     schema        "eqjax-certificate/1"
     input         {"text": the program as eqjax prints it, "fingerprint": ir.typecheck.fingerprint,
                    "consts": [ARRAY, ...] (the constvars' values, which the text does not hold)}
-    rules         {"spec": the spec as given (a string, or null for a list of Rule objects),
+    rules         {"spec": the spec as given (a string, whose `+FILE.rules` items replay resolves from its
+                   current directory; or null for a list of Rule objects, which replay finds by name),
                    "comparison": strict | default | fast (the weakest soundness class in the set, below),
                    "rules": [{"name", "category", "soundness", "hash"}, ...] in the set's order}
     settings      {"cost": the model's name, "cost_source": the profile digest of a latency/learned model
@@ -41,6 +42,12 @@ the rule set (`comparison`):
 The verdict is `agree`, `differ` (with the first difference: the sample, its inputs, the output, both values)
 or `unchecked` (no sample could be evaluated). A sample the input program cannot evaluate (an error, or more
 than `WHILE_FUEL` nested evaluations in a program with a `while`) is skipped and counted.
+
+`replay` re-parses the input and checks its fingerprint (a changed input ends the replay there), resolves the
+rules (`RulesChanged` names every rule missing, new or defined differently), checks a profiled cost model's
+digest, re-runs `optimize` with the recorded settings and compares `CONFIRMED_FIELDS`: the report's essentials,
+the output's text, fingerprint and consts, and the differential verdict. Other differences (library versions,
+the differential check's details) are warnings. A run stopped by its time limit need not replay exactly.
 """
 
 from __future__ import annotations
