@@ -281,10 +281,12 @@ def _mixed(rng, aval) -> np.ndarray:
     if dtype.kind not in "fc":
         return _filled(rng, aval, 0.0, extreme=False)
     specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.5])
-    real = np.asarray(rng.choice(specials, shape)).astype(_float_parts(dtype))
-    if dtype.kind == "c":
-        return (real + 1j * np.asarray(rng.choice(specials, shape))).astype(dtype.numpy)
-    return real.astype(dtype.numpy)
+    out = np.empty(shape, dtype.numpy)
+    if dtype.kind == "c":  # part by part: `inf * 1j` would put a nan in the real part
+        out.real, out.imag = rng.choice(specials, shape), rng.choice(specials, shape)
+    else:
+        out[...] = rng.choice(specials, shape)
+    return out
 
 
 def _has_while(closed: ClosedJaxpr) -> bool:

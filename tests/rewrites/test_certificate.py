@@ -14,11 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 from eval.oracle import load_fixtures, parse_case
 from ir.text import parse_jaxpr
-from rewrites.certificate import SCHEMA, CertificateError, RulesChanged, replay
+from rewrites.certificate import SCHEMA, CertificateError, RulesChanged, replay, samples
 from rewrites.engine import optimize
 from tests.oracle_paths import ORACLE
 from transforms.ad.programs import grad_program
@@ -109,18 +111,45 @@ def test_a_changed_rule_file_is_refused_by_name(tmp_path, monkeypatch):
         replay(cert)
 
 
-def test_the_differential_check_catches_a_wrong_rule(tmp_path, monkeypatch):
+WRONG_RULES = [
+    ("sub-self-is-one  exact  sub(x, x) => 1.0  # wrong: x - x is 0",
+     "{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = sub a a; d:f64[3] = add c b in (d,) }"),
+    ("add-zero-exact  exact  add(x, 0.0) => x  # wrong at x = -0.0 (-0.0 + 0.0 is +0.0): it is real",
+     "{ lambda ; a:f32[4]. let b:f32[4] = add a 0.0:f32[] in (b,) }"),
+]
+
+
+@pytest.mark.parametrize("rule, program", WRONG_RULES)
+def test_the_differential_check_catches_a_wrong_rule(tmp_path, monkeypatch, rule, program):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "wrong.rules").write_text("sub-self-is-one  exact  sub(x, x) => 1.0  # wrong: x - x is 0\n")
-    closed = parse_jaxpr("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = sub a a; d:f64[3] = add c b in (d,) }")
-    cert = certified(closed, rules="strict,+wrong.rules")
-    assert cert["report"]["rules_fired"].get("sub-self-is-one")
+    (tmp_path / "wrong.rules").write_text(rule + "\n")
+    cert = certified(parse_jaxpr(program), rules="strict,+wrong.rules")
+    assert cert["report"]["rules_fired"].get(rule.split()[0])
     diff = cert["differential"]
     assert (diff["comparison"], diff["verdict"]) == ("strict", "differ")
     first = diff["first_difference"]
     assert first["output"] == 0 and first["problem"] == "not bit-identical"
     assert first["input_gives"] != first["output_gives"]
     assert replay(cert).confirmed  # a certificate of a wrong run replays: the same verdict, `differ`
+
+
+@pytest.mark.parametrize("dtype", ["f64", "f32", "bf16", "c64", "i32", "u8", "bool"])
+def test_samples_cover_the_special_values_each_dtype_has(dtype):
+    [aval] = parse_jaxpr(f"{{ lambda ; a:{dtype}[5]. let  in (a,) }}").in_avals
+    drawn = samples([aval])
+    assert all(s.args[0].dtype == aval.dtype.numpy and s.args[0].shape == (5,) for s in drawn)
+    assert {s.kind for s in drawn} == {"sampled", "special", "extreme"}
+    values = np.concatenate([s.args[0].ravel() for s in drawn])
+    if aval.dtype.kind in "fc":
+        info = ml_dtypes.finfo(values.real.dtype)
+        parts = np.concatenate([values.real, values.imag]).astype(np.float64)
+        for wanted in (np.inf, -np.inf, float(info.max), float(info.smallest_subnormal), float(info.smallest_normal)):
+            assert wanted in parts
+        assert np.isnan(parts).any() and np.signbit(parts[parts == 0]).any()
+    elif aval.dtype.kind in "iu":
+        info = np.iinfo(aval.dtype.numpy)
+        assert info.min in values and info.max in values
+    assert samples([aval])[0].args[0].tobytes() == drawn[0].args[0].tobytes()  # seeded
 
 
 def test_fast_reports_special_value_differences_without_failing():
