@@ -75,7 +75,7 @@ SCHEMA = "eqjax-certificate/1"
 SEED = 0
 SAMPLED = 6  # random samples
 MIXED = 2  # samples mixing special values with ordinary ones
-WHILE_FUEL = 4_000  # nested jaxpr evaluations a program with a `while` may make per sample (2,000 trips)
+WHILE_FUEL = 2_000  # nested jaxpr evaluations a program with a `while` may make per sample (1,000 trips)
 TOLERANCE = {"float64": 1e-6, "float32": 1e-3, "float16": 1e-2, "bfloat16": 5e-2}
 OTHER_FLOAT_TOLERANCE = 0.25  # 8-bit floats
 
