@@ -430,19 +430,27 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
              extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-             loops: bool = True) -> tuple[ClosedJaxpr, Report]:
+             loops: bool = True, certificate: bool = False) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
 
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
     outputs, and expand its own nodes before the algebra runs (see `run_prelude`); `baseline` is the
     program the report's "before" counts describe (default `closed`). `loops=False` turns the loop-aware
     parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
-    a body once, and dead loop outputs stay."""
+    a body once, and dead loop outputs stay. `certificate=True` attaches `report.certificate`, a record of
+    the run that `rewrites.certificate.replay` re-checks (plain runs only: not with extend/prelude/baseline)."""
     from rewrites.costs import get_cost_model
 
     model = get_cost_model(cost)  # an unknown model fails before saturating
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
-    return extract_program(sat, model, extractor, baseline=baseline or closed)
+    optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed)
+    if certificate:
+        from rewrites.certificate import make_certificate
+
+        report.certificate = make_certificate(
+            closed, optimized, report, rules=rules, cost=cost, extractor=extractor, limits=limits, loops=loops,
+            transformed=bool(prelude) or extend is not None or baseline is not None)
+    return optimized, report
 
 
 def node_costs(view, avals: dict, enc, model) -> list[float]:

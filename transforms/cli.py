@@ -4,6 +4,9 @@
     eqjax optimize FILE|- [--rules R] [--cost C] [--extractor E] [--node-limit N] [--iter-limit N]
                    [--time-limit S] [--json]   optimized jaxpr on stdout, the report on stderr
                    (--cost: ops, flops, bytes, latency[-numpy|-xla], learned:PATH)
+                   [--certificate run.json]      also write the run's certificate (rewrites/certificate.py)
+    eqjax replay run.json [--json]     re-run a certificate's optimize run and confirm its output and verdict:
+                                       exit 0 confirmed, 1 not confirmed (which field), 2 malformed certificate
     eqjax sample FILE|- [-k K] [--seed S] [optimize's options]
                                        up to K distinct equivalent programs from one saturated e-graph
     eqjax rules list [--set S] [--json]
@@ -87,8 +90,31 @@ def cmd_optimize(args) -> int:
 
     closed = parse_jaxpr(_read_text(args.file))
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
-                                 limits=_limits(args), loops=args.loops)
+                                 limits=_limits(args), loops=args.loops, certificate=bool(args.certificate))
+    if args.certificate:
+        certificate = report.certificate
+        del report.certificate  # written to its own file, not repeated in the report
+        Path(args.certificate).write_text(json.dumps(certificate, indent=1) + "\n")
+        print(f"certificate: {args.certificate} (differential check: {certificate['differential']['verdict']})",
+              file=sys.stderr)
     return _print_program(args, optimized, report)
+
+
+def cmd_replay(args) -> int:
+    """Exit 0 when the certificate is confirmed, 1 when not (or its rules changed), 2 when it is malformed."""
+    from rewrites.certificate import CertificateError, RulesChanged, replay
+
+    try:
+        certificate = json.loads(Path(args.file).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CertificateError(f"{args.file} is not JSON: {e}") from None
+    try:
+        result = replay(certificate)
+    except RulesChanged as e:
+        print(json.dumps({"confirmed": False, "error": str(e)}) if args.json else f"NOT confirmed: {e}")
+        return 1
+    print(json.dumps(result.as_dict(), indent=1) if args.json else result.summary())
+    return 0 if result.confirmed else 1
 
 
 def cmd_sample(args) -> int:
@@ -435,7 +461,13 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("optimize", help="optimize a jaxpr text through the e-graph")
     o.add_argument("file", help="a file with jaxpr text, or - for stdin")
     _optimizer_args(o)
+    o.add_argument("--certificate", metavar="RUN.json", help="write the run's certificate (eqjax replay checks it)")
     o.set_defaults(func=cmd_optimize)
+
+    rp = sub.add_parser("replay", help="re-run a certificate's optimize run; confirm its output and verdict")
+    rp.add_argument("file", help="a certificate written by eqjax optimize --certificate")
+    rp.add_argument("--json", action="store_true", help="the result (mismatches, warnings, replayed certificate)")
+    rp.set_defaults(func=cmd_replay)
 
     sp = sub.add_parser("sample", help="up to K distinct equivalent programs from one saturated e-graph")
     sp.add_argument("file", help="a file with jaxpr text, or - for stdin")
