@@ -83,6 +83,7 @@ class Report:
     prelude_enodes: int = 0  # rows in the e-graph once the prelude rules are saturated (0: no prelude)
     loops_hoisted: int = 0  # equations decoding moved out of loop bodies (loop-invariant code motion)
     loops_pruned: int = 0  # control-flow outputs dropped because nothing reads them (rewrites/loops.py)
+    certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
@@ -442,14 +443,19 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     from rewrites.costs import get_cost_model
 
     model = get_cost_model(cost)  # an unknown model fails before saturating
+    transformed = bool(prelude) or extend is not None or baseline is not None
+    if certificate and transformed:
+        from rewrites.certificate import CertificateError
+
+        raise CertificateError("a certificate records a plain optimize run; this one has a transform's "
+                               "extend/prelude/baseline, whose output does not compute what its input does")
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
     optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed)
     if certificate:
         from rewrites.certificate import make_certificate
 
-        report.certificate = make_certificate(
-            closed, optimized, report, rules=rules, cost=cost, extractor=extractor, limits=limits, loops=loops,
-            transformed=bool(prelude) or extend is not None or baseline is not None)
+        report.certificate = make_certificate(closed, optimized, report, rules=rules, cost=cost,
+                                              extractor=extractor, limits=limits, loops=loops)
     return optimized, report
 
 

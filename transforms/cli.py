@@ -92,8 +92,7 @@ def cmd_optimize(args) -> int:
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
                                  limits=_limits(args), loops=args.loops, certificate=bool(args.certificate))
     if args.certificate:
-        certificate = report.certificate
-        del report.certificate  # written to its own file, not repeated in the report
+        certificate, report.certificate = report.certificate, None  # written to its own file, not in the report
         Path(args.certificate).write_text(json.dumps(certificate, indent=1) + "\n")
         print(f"certificate: {args.certificate} (differential check: {certificate['differential']['verdict']})",
               file=sys.stderr)

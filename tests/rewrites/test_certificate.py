@@ -202,7 +202,7 @@ def test_gradient_programs_replay(case):
 
 def test_a_transform_run_gets_no_certificate():
     closed = parse_case(CASES["program/mlp_tanh"])
-    with pytest.raises(CertificateError, match="plain optimize runs"):
+    with pytest.raises(CertificateError, match="plain optimize run"):
         optimize(closed, baseline=closed, certificate=True)
 
 
