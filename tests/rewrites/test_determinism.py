@@ -3,8 +3,8 @@
 batched program is derived here, serially, and in another process with another hash seed that derives them
 on a pool of two workers (`determinism_probe`); the texts must be identical.
 
-Budget: under the `ci` profile every 4th fixture program plus the residual chains (whose gradient once
-changed with the hash seed: 300 against 301 equations); `nightly` every program.
+Budget: under the `ci` profile every 8th fixture program and `residual_chain_16` (whose gradient had 326
+or 327 equations, depending on the order in which egglog numbered the classes); `nightly` every program.
 """
 
 import json
@@ -20,7 +20,7 @@ from tests.rewrites.determinism_probe import programs_of
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_IDS = [c.id for c in load_fixtures([ORACLE], ["programs"])]
-IDS = ALL_IDS if NIGHTLY else sorted(set(ALL_IDS[::4]) | {i for i in ALL_IDS if "residual_chain" in i})
+IDS = ALL_IDS if NIGHTLY else sorted(set(ALL_IDS[::8]) | {"program/residual_chain_16"})
 
 
 def test_programs_identical_across_hash_seeds_and_processes():
