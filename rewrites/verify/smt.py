@@ -146,7 +146,7 @@ def prove_instance(inst: Instance, timeout: float = DEFAULT_TIMEOUT) -> SmtCheck
             inst.names.index(c.args[0])].dtype) for c in inst.rule.conditions if c.kind in CONDITIONS]
     except NotModelled as err:
         return SmtCheck(dtype, "not modelled", None, str(err), time.perf_counter() - start)
-    solver = z3.Solver()
+    solver = bit_blasting_solver()
     solver.set("timeout", max(1, int(timeout * 1000)))
     solver.add(*assumptions, z3.Not(lhs == rhs))  # `==` is SMT-LIB's `=`: bit equality, one nan
     answer = solver.check()
@@ -159,6 +159,13 @@ def prove_instance(inst: Instance, timeout: float = DEFAULT_TIMEOUT) -> SmtCheck
             return SmtCheck(dtype, "timeout", None, f"no answer within {timeout:g} s", seconds)
         return SmtCheck(dtype, "unknown", None, f"z3: {why}", seconds)
     return _confirm(inst, solver.model(), inputs, seconds)
+
+
+def bit_blasting_solver():
+    """z3's floating-point operations as bit-vector circuits, then SAT: on the division rules 4 to 10 times
+    faster than z3's default solver (neg-of-div in float64: 5.5 s against no answer in 40 s)."""
+    z3 = smt_jaxpr.z3
+    return z3.Then("simplify", "fpa2bv", "simplify", "bit-blast", "sat").solver()
 
 
 # as `numeric.CONDITION_TESTS`, nan let through by all but `finite` (the engine's sign facts)
