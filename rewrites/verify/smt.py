@@ -16,8 +16,10 @@ is the verifier's bit comparison (`numeric.bits_differ`: any nan matches any nan
 rule is `refuted` only when NumPy confirms that the bits differ there, else the check is `unconfirmed` (the
 z3 model of a primitive and eval disagree: a bug to report, never a refutation); z3's `unknown` at the time
 limit (`timeout` seconds per rule and dtype) is `timeout`. Rules with something z3 cannot model
-(transcendental functions, reductions, engine conditions, param variables) are `not modelled`, the reason
-naming the primitive. Value conditions are assumed as the engine's facts mean them (`numeric.condition_mask`:
+(transcendental functions, reductions, complex values, param or literal variables) are `not modelled`, the
+reason naming the primitive. A rule with a condition only the engine evaluates (a dtype test) is proved on
+the rank-0 right sides the engine builds for it (`engine_instances`), at the dtypes the engine fires at.
+Value conditions are assumed as the engine's facts mean them (`numeric.condition_mask`:
 `x > 0` lets nan through, `finite(x)` excludes inf and nan).
 
 A rule's status is the worst of its dtypes' (and forms'), in the order of `STATUSES`: it is `proved` only
@@ -121,16 +123,62 @@ def _summary(checks: tuple[SmtCheck, ...], status: str) -> str:
 
 
 def prove_rule(rule: PatternRule, timeout: float = DEFAULT_TIMEOUT) -> SmtVerdict:
-    """z3's verdict on `rule` being bit-exact, at each dtype it applies to; `timeout` seconds per dtype."""
+    """z3's verdict on `rule` being bit-exact, at each dtype it applies to; `timeout` seconds per dtype.
+    A rule with engine conditions is proved on the right sides the engine builds (`engine_instances`)."""
     require_solver()
     start = time.perf_counter()
+    note = ""
     try:
         instances, _ = applicable_instances(rule)
     except NotInstantiable as err:
-        return SmtVerdict("not modelled", (), f"not instantiable: {err.reason}", time.perf_counter() - start)
-    checks = tuple(prove_instance(inst, timeout) for inst in instances)
+        try:
+            instances = engine_instances(rule)
+        except NotInstantiable as engine_err:
+            why = err.reason if engine_err.reason == err.reason else f"{err.reason}; {engine_err.reason}"
+            return SmtVerdict("not modelled", (), f"not instantiable: {why}", time.perf_counter() - start)
+        note = "on the right sides the engine builds"
+    checks = _worst_per_dtype([prove_instance(inst, timeout) for inst in instances])
     status = _worst(c.status for c in checks)
-    return SmtVerdict(status, checks, _summary(checks, status), time.perf_counter() - start)
+    reason = "; ".join(r for r in [note, _summary(checks, status)] if r)
+    return SmtVerdict(status, checks, reason, time.perf_counter() - start)
+
+
+def engine_instances(rule: PatternRule) -> list[Instance]:
+    """Rank-0 instances of a rule whose conditions only the engine evaluates (a dtype test, `div-pow2`'s
+    literal), with the right sides the engine built (`witness`): a proof on them proves the rule at their
+    dtype only if the rule has no literal and no param variables, so that the engine builds one right side
+    for every value of the inputs. Raises `NotInstantiable` otherwise, and where the engine fires at no
+    rank-0 instance."""
+    from rewrites.verify.classify import compiled_rule
+    from rewrites.verify.params import param_uses
+    from rewrites.verify.witness import literal_variables, witness_groups
+
+    literals = literal_variables(rule)
+    if literals:
+        raise NotInstantiable(f"literal variables {', '.join(literals)}: the engine's instances prove one value")
+    if param_uses(rule.rhs, param_uses(rule.lhs)):
+        raise NotInstantiable("param variables: the engine's instances prove sampled values only")
+    engine_rule = compiled_rule(rule)
+    if engine_rule is None:
+        raise NotInstantiable("the rule does not compile")
+    instances = [i for _, group in witness_groups(rule, engine_rule, 1) for i in group
+                 if all(a.shape == () for a in i.in_avals)]
+    if not instances:
+        raise NotInstantiable("the engine fires it on arrays only")
+    return instances
+
+
+def _worst_per_dtype(checks: list[SmtCheck]) -> tuple[SmtCheck, ...]:
+    """One check per dtype (several right sides the engine built at one dtype: the worst), seconds added."""
+    by_dtype: dict[str, SmtCheck] = {}
+    for c in checks:
+        held = by_dtype.get(c.dtype)
+        if held is None:
+            by_dtype[c.dtype] = c
+            continue
+        worse = c if STATUSES.index(c.status) < STATUSES.index(held.status) else held
+        by_dtype[c.dtype] = dataclasses.replace(worse, seconds=held.seconds + c.seconds)
+    return tuple(by_dtype.values())
 
 
 def prove_instance(inst: Instance, timeout: float = DEFAULT_TIMEOUT) -> SmtCheck:
@@ -230,21 +278,14 @@ def _confirm(inst: Instance, model, inputs, seconds: float) -> SmtCheck:
 def merge_smt(verdicts: Iterable[SmtVerdict]) -> SmtVerdict:
     """One verdict for a rule made of several forms: per dtype the worst form's check, the worst status."""
     verdicts = list(verdicts)
-    by_dtype: dict[str, SmtCheck] = {}
-    for v in verdicts:
-        for c in v.checks:
-            held = by_dtype.get(c.dtype)
-            if held is None or STATUSES.index(c.status) < STATUSES.index(held.status):
-                by_dtype[c.dtype] = dataclasses.replace(c, seconds=c.seconds + (held.seconds if held else 0.0))
-            else:
-                by_dtype[c.dtype] = dataclasses.replace(held, seconds=held.seconds + c.seconds)
+    checks = _worst_per_dtype([c for v in verdicts for c in v.checks])
     status = _worst(v.status for v in verdicts)
     worst = next(v for v in verdicts if v.status == status)
     reason = worst.reason
     count = sum(v.status == status for v in verdicts)
     if len(verdicts) > 1 and status != "proved":
         reason = f"{count} of {len(verdicts)} forms: {reason}"
-    return SmtVerdict(status, tuple(by_dtype.values()), reason, sum(v.seconds for v in verdicts))
+    return SmtVerdict(status, checks, reason, sum(v.seconds for v in verdicts))
 
 
 def with_smt(verdict: Verdict, smt: SmtVerdict) -> Verdict:

@@ -21,13 +21,14 @@ Modelled, as eval defines them:
   range giving 0, the arithmetic one the sign); max min sign;
 - bool: and or xor not, max (or), min (and), comparisons as False < True;
 - every dtype: eq ne lt le gt ge (nan unordered, ne true on nan), select_n (a bool or an integer
-  predicate, clipped to the cases), clamp (min(max(x, lo), hi)), copy, convert_element_type between
+  predicate, clipped to the cases), clamp (min(max(x, lo), hi)), copy, the shape operations that map a
+  scalar to a scalar (broadcast_in_dim, reshape, squeeze, transpose: the identity), convert_element_type between
   float32, float64, the integers and bool (float to integer truncates and saturates, nan giving 0;
   integers narrow by wrapping; to bool is x != 0).
 
 Anything else raises `NotModelled` naming the primitive and why: transcendental functions (z3 has no sin
 or exp), pow and rem of floats (C's pow and fmod; z3's fp.rem is the IEEE remainder), reductions and other
-array operations, complex values, dtypes other than float32/float64, the integers and bool.
+operations on arrays, complex values, dtypes other than float32/float64, the integers and bool.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ TRANSCENDENTAL = frozenset({
     "regularized_incomplete_beta", "igamma_grad_a", "random_gamma_grad",
 })
 COMPLEX = frozenset({"complex", "real", "imag", "conj"})
+RANK_ZERO_IDENTITIES = frozenset({"broadcast_in_dim", "reshape", "squeeze", "transpose"})  # scalar to scalar
 WHY = {
     "pow": "C's pow, no IEEE basic operation (z3 has none)",
     "rsqrt": "eqjax computes 1/sqrt(x), XLA a correctly rounded or approximate rsqrt: no single semantics",
@@ -323,7 +325,7 @@ def _apply(prim: str, params: dict, args: list, dtypes: list[D.DType], out: D.DT
         return max_of(max_of(x, lo, dtypes[1], True), hi, dtypes[1], False)
     if prim == "convert_element_type":
         return _convert(args[0], operand, out)
-    if prim in ("copy", "copy_p"):
+    if prim in ("copy", "copy_p") or prim in RANK_ZERO_IDENTITIES:  # `to_z3` admits rank-0 operands only
         return args[0]
     table = FLOAT_OPS if operand.kind == "f" else BOOL_OPS if operand.kind == "b" else INT_OPS
     fn = table.get(prim)

@@ -113,6 +113,23 @@ def test_a_rule_with_param_variables_is_not_modelled_and_says_why():
     assert verdict.status == "not modelled" and "param variables p" in verdict.reason
 
 
+def builtin_forms(name: str):
+    from rewrites.ruledump import dump_rule
+    from rewrites.rulesets import all_rules
+
+    return next(dump_rule(r) for r in all_rules() if r.name == name)
+
+
+def test_an_engine_conditioned_rule_is_proved_on_the_engines_right_sides():
+    [form] = builtin_forms("max-as-select-int")  # max(x, y) -> select(x < y, x, y) where the dtype is an integer
+    verdict = prove_rule(form, timeout=60)
+    assert verdict.status == "proved" and "engine" in verdict.reason
+    assert {c.dtype for c in verdict.checks} <= {"int32", "uint32", "int64"}
+    [fold] = builtin_forms("div-pow2")  # the engine computes a literal: a proof would cover one value
+    verdict = prove_rule(fold, timeout=60)
+    assert verdict.status == "not modelled" and "literal variables" in verdict.reason
+
+
 def test_the_time_limit_is_honoured():
     rule = one_rule("neg-div-neg exact div(neg(x), neg(y)) => div(x, y) if float(x)")
     start = time.perf_counter()
