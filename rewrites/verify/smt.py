@@ -131,10 +131,12 @@ def prove_rule(rule: PatternRule, timeout: float = DEFAULT_TIMEOUT) -> SmtVerdic
     try:
         instances, _ = applicable_instances(rule)
     except NotInstantiable as err:
+        if not any(c.kind == "engine" for c in rule.conditions):
+            return SmtVerdict("not modelled", (), f"not instantiable: {err.reason}", time.perf_counter() - start)
         try:
             instances = engine_instances(rule)
         except NotInstantiable as engine_err:
-            why = err.reason if engine_err.reason == err.reason else f"{err.reason}; {engine_err.reason}"
+            why = f"{err.reason}; {engine_err.reason}"
             return SmtVerdict("not modelled", (), f"not instantiable: {why}", time.perf_counter() - start)
         note = "on the right sides the engine builds"
     checks = _worst_per_dtype([prove_instance(inst, timeout) for inst in instances])

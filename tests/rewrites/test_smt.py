@@ -254,3 +254,23 @@ def test_z3_model_of_each_primitive_agrees_with_eval(prim):
             assert not bits_differ(want, got)[0], f"{prim} {dtype.name} at {point}: eval {want[0]}, z3 {got[0]}"
             checked += 1
     assert checked > 0
+
+
+# --- a wrong z3 model is caught, never reported as a refutation or a proof ---------------------------
+
+def test_a_counterexample_numpy_does_not_confirm_is_unconfirmed(monkeypatch):
+    monkeypatch.setitem(smt_jaxpr.FLOAT_OPS, "abs", lambda a, dt, out, p: a[0])  # a wrong model: abs(x) = x
+    rule = one_rule("abs-neg exact abs(neg(x)) => abs(x)")
+    verdict = verify_rule(rule, budget=20, prove=60)
+    assert verdict.smt.status == "unconfirmed"
+    assert "NOT confirmed" in verdict.smt.counterexample.note
+    assert verdict.verdict == "ok"  # the evidence stands: an unconfirmed counterexample refutes nothing
+
+
+def test_a_proof_numpy_contradicts_is_no_proof(monkeypatch):
+    monkeypatch.setitem(smt_jaxpr.FLOAT_OPS, "add", lambda a, dt, out, p: a[0])  # a wrong model: x + y = x
+    verdict = verify_rule(one_rule("add-zero exact add(x, 0.0) => x"), budget=20, prove=60)
+    assert verdict.verdict == "misclassified" and verdict.counterexample.check == "bits"
+    contradicted = next(c for c in verdict.smt.checks if c.dtype == verdict.counterexample.dtype)
+    assert contradicted.status == "unknown" and "differs from eval" in contradicted.reason
+    assert verdict.smt.status != "proved"
