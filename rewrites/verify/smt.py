@@ -192,8 +192,9 @@ def prove_instance(inst: Instance, timeout: float = DEFAULT_TIMEOUT) -> SmtCheck
         inputs = [variable(name, aval.dtype) for name, aval in zip(inst.names, inst.in_avals, strict=True)]
         [lhs] = to_z3(inst.lhs, *inputs)
         [rhs] = to_z3(inst.rhs, *inputs)
-        assumptions = [_condition(c.kind, inputs[inst.names.index(c.args[0])], inst.in_avals[
-            inst.names.index(c.args[0])].dtype) for c in inst.rule.conditions if c.kind in CONDITIONS]
+        by_name = dict(zip(inst.names, zip(inputs, inst.in_avals, strict=True), strict=True))
+        assumptions = [_condition(c.kind, by_name[c.args[0]][0], by_name[c.args[0]][1].dtype)
+                       for c in inst.rule.conditions if c.kind in CONDITIONS]
     except NotModelled as err:
         return SmtCheck(dtype, "not modelled", None, str(err), time.perf_counter() - start)
     solver = bit_blasting_solver()

@@ -274,3 +274,18 @@ def test_a_proof_numpy_contradicts_is_no_proof(monkeypatch):
     contradicted = next(c for c in verdict.smt.checks if c.dtype == verdict.counterexample.dtype)
     assert contradicted.status == "unknown" and "differs from eval" in contradicted.reason
     assert verdict.smt.status != "proved"
+
+
+def test_value_conditions_are_assumed_as_the_engine_means_them():
+    # x/x = 1 holds bit for bit for finite nonzero x (in float32 quickly; float64 division is slow)
+    rule = one_rule("div-self exact div(x, x) => 1.0 if x != 0, finite(x)")
+    [f32] = [i for i in applicable_instances(rule)[0] if i.dtype == D.float32]
+    from rewrites.verify.smt import prove_instance
+
+    assert prove_instance(f32, timeout=60).status == "proved"
+    # without `finite`, x = inf (inf/inf) or nan (`x > 0` lets nan through, as the engine's sign facts do)
+    unguarded = one_rule("div-self exact div(x, x) => 1.0 if x > 0")
+    [f32] = [i for i in applicable_instances(unguarded)[0] if i.dtype == D.float32]
+    check = prove_instance(f32, timeout=60)
+    assert check.status == "refuted" and not np.isfinite(float(dict(check.counterexample.inputs)["x"]))
+    assert differs_in_numpy(unguarded, check.counterexample)
