@@ -246,6 +246,15 @@ def cmd_rules_verify(args) -> int:
     from rewrites.verify import merge_verdicts, verify_rules
 
     start = time.perf_counter()
+    prove = args.prove_timeout if args.prove else None
+    if prove is not None:
+        from rewrites.verify.smt import require_solver
+
+        if args.set != "algebra":
+            raise SystemExit("eqjax rules verify: --prove checks the algebraic rules (--set algebra)")
+        if not prove > 0:
+            raise SystemExit(f"eqjax rules verify: --prove-timeout must be positive, got {prove:g}")
+        require_solver()
     if args.set == "ad":
         from transforms.ad.verify import verify_jvp_rules, verify_vjp_rules
 
@@ -255,18 +264,28 @@ def cmd_rules_verify(args) -> int:
 
         verdicts = verify_batching_rules(names=args.names)
     else:
-        verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget))
+        verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget, prove=prove))
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=1))
     else:
-        print(f"{'rule':<30}{'class':<9}{'evidence':<10}{'symbolic':<12}{'numeric':<12}{'verdict':<15}counterexample")
+        smt_head = f"{'z3':<14}" if prove is not None else ""
+        print(f"{'rule':<30}{'class':<9}{'evidence':<10}{'symbolic':<12}{'numeric':<12}{smt_head}{'verdict':<15}"
+              "counterexample")
         for v in verdicts:
             cex = str(v.counterexample) if v.counterexample else (v.reason if v.verdict != "ok" else "")
-            print(f"{v.name:<30}{v.declared:<9}{v.evidenced:<10}{v.symbolic[:11]:<12}{v.numeric[:11]:<12}"
+            if prove is not None and v.smt is not None and v.smt.status not in ("proved", "refuted"):
+                cex = "; ".join(t for t in [cex, f"z3: {v.smt}"] if t)
+            smt = f"{v.smt.status if v.smt else '-':<14}" if prove is not None else ""
+            print(f"{v.name:<30}{v.declared:<9}{v.evidenced:<10}{v.symbolic[:11]:<12}{v.numeric[:11]:<12}{smt}"
                   f"{v.verdict:<15}{cex}")
         counts = {k: sum(v.verdict == k for v in verdicts) for k in ("ok", "misclassified", "unsound", "unknown")}
         print(", ".join(f"{n} {k}" for k, n in counts.items()) + f" ({len(verdicts)} rules, {seconds:.1f} s)")
+        if prove is not None:
+            proofs = [v.smt.status for v in verdicts if v.smt is not None]
+            print("z3 on the exact rules: " + ", ".join(f"{proofs.count(k)} {k}" for k in
+                                                        ("proved", "refuted", "unconfirmed", "timeout", "unknown",
+                                                         "not modelled") if proofs.count(k)))
     return 1 if any(v.verdict in ("misclassified", "unsound") for v in verdicts) else 0
 
 
@@ -512,6 +531,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "batching rule against a loop over slices on oracle equations")
     rv.add_argument("--json", action="store_true", help="a list of {name, declared, verdict, counterexample, ...}")
     rv.add_argument("--budget", type=int, default=1000, help="hypothesis examples per rule and dtype (default 1000)")
+    rv.add_argument("--prove", action="store_true", help="also prove or refute each exact rule bit-exact with the "
+                    "SMT solver z3 (IEEE float32/float64, integers as bit-vectors); a refutation NumPy confirms makes "
+                    "the rule misclassified")
+    rv.add_argument("--prove-timeout", type=float, default=10.0, metavar="S",
+                    help="seconds z3 may take per rule and dtype (default 10)")
     rv.set_defaults(func=cmd_rules_verify)
     re_ = r_sub.add_parser("effect", help="how often each rule of a file fires over a set of programs, and "
                            "the cost of the extracted programs with and without it")

@@ -9,7 +9,8 @@ sides equal over the reals with SymPy, `numeric` compares them on special values
 kinds) and searches for real-number differences in high precision (`highprec`, mpmath) with
 hypothesis; rules that are not elementwise are compared on arrays (`arrays`), their param variables
 at sampled values (`params`); `classify` combines the evidence. The classes are those of
-`rewrites.rule`.
+`rewrites.rule`. With `prove=seconds`, `smt` also asks z3 to prove each `exact` rule bit-exact or refute it
+(`Verdict.smt`; `smt_jaxpr` translates the programs; z3 is imported only then).
 """
 
 from rewrites.verify.classify import VERDICTS, Verdict, default_budget, merge_verdicts, verify_rule, verify_rules

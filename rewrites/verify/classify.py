@@ -39,6 +39,7 @@ import dataclasses
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 from hypothesis import settings as hypothesis_settings
@@ -52,6 +53,9 @@ from rewrites.verify.numeric import Counterexample, Evidence, bits_at, check_dty
 from rewrites.verify.params import MAX_BINDINGS
 from rewrites.verify.symbolic import Symbolic, prove
 from rewrites.verify.witness import witness_groups
+
+if TYPE_CHECKING:
+    from rewrites.verify.smt import SmtVerdict
 
 RANK = {"exact": 0, "real": 1, "guarded": 1, "unsafe": 2, "unsound": 3}
 VERDICTS = ("ok", "misclassified", "unsound", "unknown")
@@ -72,12 +76,15 @@ class Verdict:
     dtypes: tuple[str, ...] = ()
     details: str = ""
     seconds: float = field(default=0.0, compare=False)
+    smt: SmtVerdict | None = None  # z3's proof or refutation of an `exact` rule (`rewrites.verify.smt`)
 
     def to_dict(self, timing: bool = False) -> dict:
         out = {"name": self.name, "declared": self.declared, "evidenced": self.evidenced,
                "verdict": self.verdict, "symbolic": self.symbolic, "numeric": self.numeric,
                "counterexample": self.counterexample.to_dict() if self.counterexample else None,
                "reason": self.reason, "dtypes": list(self.dtypes), "details": self.details}
+        if self.smt is not None:
+            out["smt"] = self.smt.to_dict(timing)
         if timing:
             out["seconds"] = round(self.seconds, 3)
         return out
@@ -85,7 +92,7 @@ class Verdict:
     def __str__(self) -> str:
         cex = f"; counterexample {self.counterexample}" if self.counterexample else ""
         return (f"{self.name}: {self.verdict} (declared {self.declared}, evidenced {self.evidenced}){cex}"
-                + (f"; {self.reason}" if self.reason else ""))
+                + (f"; {self.reason}" if self.reason else "") + (f"; z3: {self.smt}" if self.smt else ""))
 
 
 def default_budget() -> int:
@@ -94,9 +101,10 @@ def default_budget() -> int:
 
 
 def verify_rules(rules: Iterable[PatternRule], *, budget: int | None = None, sympy_seconds: float | None = 5.0,
-                 complex_dtypes: bool = False, compiled: Mapping[str, Rule] | None = None) -> list[Verdict]:
+                 complex_dtypes: bool = False, compiled: Mapping[str, Rule] | None = None,
+                 prove: float | None = None) -> list[Verdict]:
     return [verify_rule(r, budget=budget, sympy_seconds=sympy_seconds, complex_dtypes=complex_dtypes,
-                        compiled=compiled) for r in rules]
+                        compiled=compiled, prove=prove) for r in rules]
 
 
 def merge_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:
@@ -114,21 +122,31 @@ def merge_verdicts(verdicts: Iterable[Verdict]) -> list[Verdict]:
         if len(members) > 1 and unknown and worst.verdict != "unknown":
             reason = "; ".join(r for r in [reason, f"{unknown} of {len(members)} forms not checked"] if r)
         dtypes = tuple(dict.fromkeys(d for v in members for d in v.dtypes))
+        smt = [v.smt for v in members if v.smt is not None]
         out.append(Verdict(**{**worst.__dict__, "reason": reason, "dtypes": dtypes,
-                              "seconds": sum(v.seconds for v in members)}))
+                              "seconds": sum(v.seconds for v in members),
+                              "smt": _merge_smt(smt) if smt else None}))
     return out
 
 
 MERGE_ORDER = ("unsound", "misclassified", "ok", "unknown")
 
 
+def _merge_smt(verdicts: list[SmtVerdict]) -> SmtVerdict:
+    from rewrites.verify.smt import merge_smt
+
+    return merge_smt(verdicts)
+
+
 def verify_rule(rule: PatternRule, *, budget: int | None = None, sympy_seconds: float | None = 5.0,
-                complex_dtypes: bool = False, compiled: Mapping[str, Rule] | None = None) -> Verdict:
+                complex_dtypes: bool = False, compiled: Mapping[str, Rule] | None = None,
+                prove: float | None = None) -> Verdict:
     """The verdict on `rule`: `budget` hypothesis examples (None: the active profile's), SymPy limited to
     `sympy_seconds`; `complex_dtypes` also checks complex128/complex64 (bits, kinds, and complex128 values
     at moderate inputs), which judges eval's complex arithmetic as much as the rule. A rule the patterns
     cannot instantiate (engine conditions) is run by the engine as `compiled[rule.name]` (default: the
-    built-in rule of that name, or the pattern compiled) on instances of its left side (`witness`)."""
+    built-in rule of that name, or the pattern compiled) on instances of its left side (`witness`).
+    `prove`: also ask z3 to prove an `exact` rule bit-exact, `prove` seconds per dtype (`smt`; None: not)."""
     start = time.perf_counter()
     budget = default_budget() if budget is None else budget
     try:
@@ -136,7 +154,12 @@ def verify_rule(rule: PatternRule, *, budget: int | None = None, sympy_seconds: 
     except Exception as err:  # a rule the checks cannot handle gets a verdict, not a traceback in a listing
         verdict = Verdict(rule.name, rule.soundness, "unknown", "", "", "unknown",
                           reason=f"the verifier failed: {type(err).__name__}: {err}")
-    return Verdict(**{**verdict.__dict__, "seconds": time.perf_counter() - start})
+    verdict = Verdict(**{**verdict.__dict__, "seconds": time.perf_counter() - start})
+    if prove is not None and rule.soundness == "exact":
+        from rewrites.verify.smt import prove_rule, with_smt
+
+        verdict = with_smt(verdict, prove_rule(rule, prove))
+    return verdict
 
 
 def _verify(rule: PatternRule, budget: int, sympy_seconds, complex_dtypes: bool, compiled) -> Verdict:
