@@ -27,14 +27,14 @@ from egglog import EGraph, back_off, ruleset, run
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
-from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode
+from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, load, output_actions
 from rewrites.extract import extract
 from rewrites.liveness import live_eggs
 from rewrites.loops import loop_weights, prune_loops
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
-from rewrites.serialize import ROOT_LET, view_of
-from rewrites.terms import args_list, declare_terms
+from rewrites.serialize import view_of
+from rewrites.terms import declare_terms
 
 _LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "body", "bcons", "bnil"})
 # A control-flow node costs its bodies' nodes, which extraction counts as its dependencies (once each: a cost
@@ -376,10 +376,10 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
     # The program is encoded first, so that the e-graph it goes into holds only the rules that can fire on it.
     staged, env = Staging(), {}
     enc = encode(closed, staged, env=env, close_loops=loops)
-    outputs = args_list(enc.outputs if extend is None else extend(staged, enc, env))
-    staged.terms.append(outputs)
+    outputs = enc.outputs if extend is None else extend(staged, enc, env)
+    staged.terms.extend(x for x in outputs if not is_alias(x))  # for the rules' liveness; aliases hold no symbol
     with fresh_egraph(rule_list, prelude, staged) as prep:
-        prep.egraph.let(ROOT_LET.lstrip("$"), outputs)
+        load(prep.egraph, output_actions(prep.egraph, outputs))
         report.seconds["encode"] = time.perf_counter() - clock
 
         if prelude:
