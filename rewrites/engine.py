@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from egglog import EGraph, back_off, ruleset, run
+from egglog import EGraph, back_off, bindings, ruleset, run
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
@@ -83,17 +83,24 @@ class Report:
     prelude_enodes: int = 0  # rows in the e-graph once the prelude rules are saturated (0: no prelude)
     loops_hoisted: int = 0  # equations decoding moved out of loop bodies (loop-invariant code motion)
     loops_pruned: int = 0  # control-flow outputs dropped because nothing reads them (rewrites/loops.py)
+    egraph_nodes: int = 0  # rows of every e-graph table (terms and analysis facts): what `Limits.nodes` bounds
+    kept_input: bool = False  # the input program was returned: extraction found nothing cheaper (or no time)
+    peak_rss_mb: float = 0  # the process's peak resident memory so far, in MiB
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
         lines = [
             f"saturation: {self.iterations} iterations, stopped by {self.stop_reason}; "
-            f"{self.enodes} e-nodes in {self.eclasses} e-classes",
+            f"{self.enodes} e-nodes in {self.eclasses} e-classes ({self.egraph_nodes} table rows); "
+            f"peak memory {self.peak_rss_mb:,.0f} MiB",
             f"cost ({self.cost_model}): {_num(self.cost_before)} -> {_num(self.cost_after)}; "
             f"equations {self.eqns_before} -> {self.eqns_after}; extractor {self.extractor} ({self.extraction_status})",
             "seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in self.seconds.items()),
             f"rules fired ({len(fired)} of {len(self.rules)}): " + (", ".join(f"{n} ×{c}" for n, c in fired) or "none"),
         ]
+        if self.kept_input:
+            lines.append("kept the input program: " + ("no time was left to extract" if self.stop_reason == "seconds"
+                                                        else "the extracted program was costlier"))
         if self.loops_hoisted or self.loops_pruned:
             lines.append(f"loops: {self.loops_hoisted} equations hoisted out of bodies, "
                          f"{self.loops_pruned} dead outputs dropped")
@@ -268,20 +275,30 @@ def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Stagin
             staged.load_into(prep.egraph)
         yield prep
     finally:
+        for _ in range(getattr(prep.egraph, "_eqjax_pushed", 0)):  # the copies `saturate` kept
+            prep.egraph._run_program(bindings.Pop(_SPAN, 1))
+        prep.egraph._eqjax_pushed = 0
         prep.egraph.pop()
 
 
-def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> None:
+def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadline: float | None = None) -> None:
     """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
 
     One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
-    explosive ones (assoc/comm), each under back-off with a match limit scaled to the program."""
+    explosive ones (assoc/comm), each under back-off with a match limit scaled to the program.
+
+    The bounds hold as follows. Iterations: exactly. E-nodes (`egraph_nodes`, rows of every table): each
+    step runs on a saved copy of the e-graph (egglog's push) and is undone when it ends past the limit;
+    it is then retried one iteration at a time, then with match limits scaled to the node budget left,
+    and the run stops at the last e-graph within the limit (one iteration of a 300-term sum grew the
+    e-graph 7x). Seconds: a step is only started when the time it is predicted to take (the slowest
+    iteration so far) fits before `deadline` (default: `limits.seconds` from now)."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
     match_limit = limits.match_limit_base + limits.match_limit_per_eqn * n_eqns
     explosive_limit = limits.explosive_match_limit_base + limits.explosive_match_limit_per_eqn * n_eqns
 
-    def iterations(n: int):
+    def iterations(n: int, match_limit: int, explosive_limit: int):
         one_iteration = (
             run(prep.analysis).saturate()
             + run(prep.ordinary, scheduler=back_off(match_limit=match_limit, ban_length=limits.ban_length))
@@ -289,29 +306,65 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> Non
         return one_iteration * n
 
     node_limit = limits.node_limit(n_eqns)
-    start = time.perf_counter()
+    deadline = time.perf_counter() + limits.seconds if deadline is None else deadline
     report.stop_reason = "iterations"
-    chunk = 1
-    while report.iterations < limits.iterations:
+    report.egraph_nodes = size = egraph_nodes(egraph)
+    chunk, scale, retries, slowest = 1, 1.0, 0, 0.0
+    if size > node_limit:
+        report.stop_reason = "nodes"
+    while report.stop_reason == "iterations" and report.iterations < limits.iterations:
         # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
         n = min(chunk, limits.iterations - report.iterations)
-        updated, matches = prep.run(("iterations", match_limit, explosive_limit, limits.ban_length, n),
-                                    lambda n=n: iterations(n))
+        clock = time.perf_counter()
+        if clock + slowest * n > deadline:
+            if n > 1:
+                chunk = 1
+                continue
+            report.stop_reason = "seconds"
+            break
+        limits_now = (max(1, int(match_limit * scale)), max(1, int(explosive_limit * scale)))
+        egraph._run_program(bindings.Push(1))
+        updated, matches = prep.run(("iterations", *limits_now, limits.ban_length, n),
+                                    lambda n=n, ml=limits_now: iterations(n, *ml))
+        slowest = max(slowest, (time.perf_counter() - clock) / n)
+        grown = egraph_nodes(egraph)
+        if grown > node_limit:
+            egraph._run_program(bindings.Pop(_SPAN, 1))  # undo the step that overshot
+            if n > 1:
+                chunk = 1
+            elif retries < _NODE_RETRIES:
+                retries += 1
+                scale *= max(0.01, 0.5 * (node_limit - size) / (grown - size))
+            else:
+                report.stop_reason = "nodes"
+            continue
+        _commit(egraph)
         report.iterations += n
+        report.egraph_nodes = size = grown
         chunk *= 2
         for name, count in matches.items():
             report.rule_matches[name] += count
         if not updated:
             report.stop_reason = "saturated"
-            break
-        if sum(k for _, k in egraph.all_function_sizes()) > node_limit:
-            report.stop_reason = "nodes"
-            break
-        if time.perf_counter() - start > limits.seconds:
-            report.stop_reason = "seconds"
-            break
     prep.run(("analysis",), lambda: run(prep.analysis).saturate())
+    report.egraph_nodes = egraph_nodes(egraph)
+
+
+_NODE_RETRIES = 2  # smaller steps tried after an iteration overshoots the e-node limit, before stopping
+_SPAN = bindings.PanicSpan()
+
+
+def _commit(egraph: EGraph) -> None:
+    """Keep the step since the last push. egglog can only pop (restore) a saved copy, not drop it, so the
+    copy stays on egglog's stack (the e-graph of a few iterations ago: memory, not time) and is counted;
+    `fresh_egraph` pops them all before restoring the e-graph from before the program was loaded."""
+    egraph._eqjax_pushed = getattr(egraph, "_eqjax_pushed", 0) + 1
+
+
+def egraph_nodes(egraph: EGraph) -> int:
+    """The rows of every table of `egraph` (terms and analysis facts): what the e-node limit bounds."""
+    return sum(k for _, k in egraph.all_function_sizes())
 
 
 def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule]) -> None:
@@ -346,6 +399,8 @@ class Saturated:
     avals: dict  # class -> aval(s)
     report: Report
     loops: bool
+    program: ClosedJaxpr | None = None  # the input, when the extracted outputs are its own (no `extend`)
+    deadline: float | None = None  # `time.perf_counter()` by which `optimize` must end (`Limits.seconds`)
 
     def costs(self, model) -> list[float]:
         """The cost of every node under `model` (a name, callable or `CostModel`)."""
@@ -372,6 +427,7 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
     report = Report([r.name for r in rule_list])
     report.eqns_before = count_eqns(baseline or closed)
     clock = time.perf_counter()
+    deadline = clock + limits.seconds
 
     # The program is encoded first, so that the e-graph it goes into holds only the rules that can fire on it.
     staged, env = Staging(), {}
@@ -387,7 +443,7 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
             run_prelude(prep, report, prelude)
             report.seconds["prelude"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        saturate(prep, enc.n_eqns, limits, report)
+        saturate(prep, enc.n_eqns, limits, report, deadline=clock + _SATURATION_SHARE * (deadline - clock))
         report.seconds["saturate"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -396,13 +452,23 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
         clock = time.perf_counter()
     report.seconds["release"] = time.perf_counter() - clock  # egglog's pop of this program's e-graph
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
-    return Saturated(view, enc, class_avals(view, enc), report, loops)
+    return Saturated(view, enc, class_avals(view, enc), report, loops, closed if extend is None else None, deadline)
+
+
+# The share of the time left after encoding that saturation may use; serializing, extracting and decoding
+# take the rest (measured: together at most about as long as saturating up to the time limit).
+_SATURATION_SHARE = 0.5
 
 
 def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseline: ClosedJaxpr | None = None,
-                    ) -> tuple[ClosedJaxpr, Report]:
+                    deadline: float | None = None) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program of a saturated e-graph under `cost`, and the report (a copy of the
-    saturation's, completed with the costs and the extraction)."""
+    saturation's, completed with the costs and the extraction).
+
+    Never worse: when the outputs are the input program's own (`Saturated.program`), the input is returned
+    if the extracted program costs more under the same model (`Report.kept_input`), or if `deadline` (a
+    `time.perf_counter()` value, `optimize` passes `Saturated.deadline`) has passed before extraction; `ilp`
+    gets the time left before it."""
     from rewrites.costs import get_cost_model, jaxpr_cost
 
     model = get_cost_model(cost)
@@ -414,7 +480,12 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     report.seconds["costs"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    result = extract(sat.view, costs, method=extractor)
+    if sat.program is not None and deadline is not None and clock > deadline:
+        return _kept_input(sat, report, model, "no time left")
+    options = {}
+    if extractor == "ilp" and deadline is not None:
+        options["time_limit"] = max(0.05, deadline - clock)
+    result = extract(sat.view, costs, method=extractor, **options)
     report.extraction_status = result.status
     report.seconds["extract"] = time.perf_counter() - clock
 
@@ -424,7 +495,33 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
     report.cost_after = jaxpr_cost(model, optimized)
+    if sat.program is not None:  # never worse: the input is an answer too when the outputs are its own
+        cost_input = report.cost_before if baseline is sat.program else jaxpr_cost(model, sat.program)
+        if report.cost_after > cost_input:
+            return _kept_input(sat, report, model, "input cheaper")
+    report.peak_rss_mb = peak_rss_mb()
     return optimized, report
+
+
+def _kept_input(sat: Saturated, report: Report, model, why: str) -> tuple[ClosedJaxpr, Report]:
+    from rewrites.costs import jaxpr_cost
+
+    report.kept_input = True
+    report.extraction_status = f"{report.extraction_status or 'skipped'}; kept the input ({why})"
+    report.eqns_after = count_eqns(sat.program)
+    report.cost_after = jaxpr_cost(model, sat.program)
+    report.loops_hoisted = report.loops_pruned = 0
+    report.peak_rss_mb = peak_rss_mb()
+    return sat.program, report
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident memory so far, in MiB (Linux reports KiB, macOS bytes)."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
@@ -442,7 +539,7 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
     model = get_cost_model(cost)  # an unknown model fails before saturating
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
-    return extract_program(sat, model, extractor, baseline=baseline or closed)
+    return extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
 
 
 def node_costs(view, avals: dict, enc, model) -> list[float]:
