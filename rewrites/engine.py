@@ -291,7 +291,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     step runs on a saved copy of the e-graph (egglog's push) and is undone when it ends past the limit;
     it is then retried one iteration at a time, then with match limits scaled to the node budget left,
     and the run stops at the last e-graph within the limit (one iteration of a 300-term sum grew the
-    e-graph 7x). Seconds: a step is only started when the time it is predicted to take (the slowest
+    e-graph 7x); an e-graph loaded past the limit (a transform's terms) gets one iteration. Seconds: a step is only started when the time it is predicted to take (the slowest
     iteration so far) fits before `deadline` (default: `limits.seconds` from now)."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
@@ -310,8 +310,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     report.stop_reason = "iterations"
     report.egraph_nodes = size = egraph_nodes(egraph)
     chunk, scale, retries, slowest = 1, 1.0, 0, 0.0
-    if size > node_limit:
-        report.stop_reason = "nodes"
+    loaded_past_limit = size > node_limit  # the bound cannot hold: one iteration, as before bounds were kept
     while report.stop_reason == "iterations" and report.iterations < limits.iterations:
         # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
@@ -329,7 +328,9 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
                                     lambda n=n, ml=limits_now: iterations(n, *ml))
         slowest = max(slowest, (time.perf_counter() - clock) / n)
         grown = egraph_nodes(egraph)
-        if grown > node_limit:
+        if loaded_past_limit:
+            report.stop_reason = "nodes"
+        elif grown > node_limit:
             egraph._run_program(bindings.Pop(_SPAN, 1))  # undo the step that overshot
             if n > 1:
                 chunk = 1

@@ -145,3 +145,53 @@ def test_nodes_whose_child_class_has_no_term_node_are_not_extracted():
     args = [rng.standard_normal((3, 5)), rng.standard_normal(5)]
     for got, want in zip(eval_jaxpr(optimized, *args), eval_jaxpr(closed, *args), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _sum_of_terms(n: int):
+    """A sum of n products: assoc/comm rules can regroup it in exponentially many ways."""
+    def f(*xs):
+        total = xs[0] * xs[1]
+        for k in range(2, n + 1):
+            total = total + xs[k % len(xs)] * xs[(k + 1) % len(xs)]
+        return total
+
+    return ir.make_jaxpr(f)(*[ShapedArray((2,), float64)] * 8)
+
+
+def _chain(n: int):
+    def f(x):
+        for k in range(n):
+            x = jnp.sin(x) * 1.0 + x * float(k % 3)
+        return x
+
+    return ir.make_jaxpr(f)(ShapedArray((2,), float64))
+
+
+@pytest.mark.parametrize("build", [lambda: _sum_of_terms(300), lambda: _chain(300)], ids=["sum300", "chain300"])
+def test_bounds_stop_the_run_within_themselves(build):
+    """On programs where one iteration can grow the e-graph many times over, the e-node limit is never
+    passed by more than 10% (counted in the rows it bounds), the iteration limit exactly, the report
+    names the bound, and the program returned is still equal to the input."""
+    closed = build()
+    args = [np.linspace(-1.0, 1.0, 2) + k for k in range(len(closed.jaxpr.invars))]
+    want = eval_jaxpr(closed, *args)
+    _, start = optimize(closed, limits=Limits(iterations=0))
+    _, free = optimize(closed, limits=Limits(iterations=2, nodes=10**9))
+    assert free.egraph_nodes > 2 * start.egraph_nodes, "the program should make the e-graph grow"
+    for limit in (start.egraph_nodes + (free.egraph_nodes - start.egraph_nodes) // k for k in (2, 8)):
+        optimized, report = optimize(closed, limits=Limits(iterations=2, nodes=limit))
+        assert report.stop_reason == "nodes" and report.egraph_nodes <= 1.1 * limit, report.summary()
+        compare_lists("node-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
+    optimized, report = optimize(closed, limits=Limits(iterations=1, nodes=10**9))
+    assert report.iterations == 1 and report.stop_reason in ("iterations", "saturated")
+    compare_lists("iteration-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
+
+
+@pytest.mark.parametrize("cost", ["ops", "flops", "bytes"])
+def test_never_worse_than_the_input(cost):
+    """Every oracle program: the program returned costs no more than the input under the model used."""
+    for case in load_fixtures([ORACLE], ["programs"]):
+        closed = parse_case(case)
+        _, report = optimize(closed, cost=cost)
+        assert report.cost_after <= report.cost_before, (case.id, report.summary())
+        assert report.kept_input == ("kept the input" in report.summary())
