@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from egglog import EGraph, back_off, bindings, ruleset, run
+from egglog import EGraph, back_off, ruleset, run
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
@@ -275,9 +275,6 @@ def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Stagin
             staged.load_into(prep.egraph)
         yield prep
     finally:
-        for _ in range(getattr(prep.egraph, "_eqjax_pushed", 0)):  # the copies `saturate` kept
-            prep.egraph._run_program(bindings.Pop(_SPAN, 1))
-        prep.egraph._eqjax_pushed = 0
         prep.egraph.pop()
 
 
@@ -287,12 +284,15 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
     explosive ones (assoc/comm), each under back-off with a match limit scaled to the program.
 
-    The bounds hold as follows. Iterations: exactly. E-nodes (`egraph_nodes`, rows of every table): each
-    step runs on a saved copy of the e-graph (egglog's push) and is undone when it ends past the limit;
-    it is then retried one iteration at a time, then with match limits scaled to the node budget left,
-    and the run stops at the last e-graph within the limit (one iteration of a 300-term sum grew the
-    e-graph 7x); an e-graph loaded past the limit (a transform's terms) gets one iteration. Seconds: a step is only started when the time it is predicted to take (the slowest
-    iteration so far) fits before `deadline` (default: `limits.seconds` from now)."""
+    The bounds hold as follows. Iterations: exactly. E-nodes (`egraph_nodes`, rows of every table): the
+    rows a step adds per match are measured, and each later step runs one iteration with its match limits
+    cut so that the rules that fired last, each at its limit, fit in the node budget left (back-off skips a
+    rule that matches more than its limit, so a rule adds at most its limit's worth). The first iteration
+    has no measure to go by and may overshoot (one iteration of a 300-term sum grew the e-graph 7x); an
+    e-graph loaded past the limit (a transform's terms) gets one iteration. (egglog's push/pop could undo
+    a step, but measured on egglog 13 a pop left the step's rows behind, to reappear at the next run.)
+    Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
+    far) fits before `deadline` (default: `limits.seconds` from now)."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
     match_limit = limits.match_limit_base + limits.match_limit_per_eqn * n_eqns
@@ -303,18 +303,25 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             run(prep.analysis).saturate()
             + run(prep.ordinary, scheduler=back_off(match_limit=match_limit, ban_length=limits.ban_length))
             + run(prep.explosive, scheduler=back_off(match_limit=explosive_limit, ban_length=limits.ban_length)))
-        return one_iteration * n
+        return one_iteration * n + run(prep.analysis).saturate()  # a step's size counts its shape facts
 
     node_limit = limits.node_limit(n_eqns)
     deadline = time.perf_counter() + limits.seconds if deadline is None else deadline
     report.stop_reason = "iterations"
     report.egraph_nodes = size = egraph_nodes(egraph)
-    chunk, scale, retries, slowest = 1, 1.0, 0, 0.0
-    loaded_past_limit = size > node_limit  # the bound cannot hold: one iteration, as before bounds were kept
-    while report.stop_reason == "iterations" and report.iterations < limits.iterations:
+    chunk, slowest, rows_per_match, fired, throttled = 1, 0.0, 0.0, 0, False
+    while report.iterations < limits.iterations:
         # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
         n = min(chunk, limits.iterations - report.iterations)
+        limits_now, throttled = (match_limit, explosive_limit), False
+        if rows_per_match:
+            cap = (node_limit - size) / (_ROWS_MARGIN * rows_per_match * max(1, fired))
+            if cap < 1:
+                report.stop_reason = "nodes"
+                break
+            if cap < match_limit:
+                n, limits_now, throttled = 1, (min(match_limit, int(cap)), min(explosive_limit, int(cap))), True
         clock = time.perf_counter()
         if clock + slowest * n > deadline:
             if n > 1:
@@ -322,45 +329,31 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
                 continue
             report.stop_reason = "seconds"
             break
-        limits_now = (max(1, int(match_limit * scale)), max(1, int(explosive_limit * scale)))
-        egraph._run_program(bindings.Push(1))
         updated, matches = prep.run(("iterations", *limits_now, limits.ban_length, n),
                                     lambda n=n, ml=limits_now: iterations(n, *ml))
         slowest = max(slowest, (time.perf_counter() - clock) / n)
-        grown = egraph_nodes(egraph)
-        if loaded_past_limit:
-            report.stop_reason = "nodes"
-        elif grown > node_limit:
-            egraph._run_program(bindings.Pop(_SPAN, 1))  # undo the step that overshot
-            if n > 1:
-                chunk = 1
-            elif retries < _NODE_RETRIES:
-                retries += 1
-                scale *= max(0.01, 0.5 * (node_limit - size) / (grown - size))
-            else:
-                report.stop_reason = "nodes"
-            continue
-        _commit(egraph)
         report.iterations += n
-        report.egraph_nodes = size = grown
         chunk *= 2
         for name, count in matches.items():
             report.rule_matches[name] += count
+        before, grown = size, egraph_nodes(egraph)
+        if sum(matches.values()):
+            rows_per_match = max(rows_per_match, (grown - size) / sum(matches.values()))
+            fired = max(fired, sum(1 for count in matches.values() if count))
+        report.egraph_nodes = size = grown
         if not updated:
             report.stop_reason = "saturated"
+            break
+        if size > node_limit or (throttled and grown == before):  # past the limit, or held back by it
+            report.stop_reason = "nodes"
+            break
+    if report.stop_reason == "iterations" and throttled:
+        report.stop_reason = "nodes"  # the node budget was holding the run back when the iterations ran out
     prep.run(("analysis",), lambda: run(prep.analysis).saturate())
     report.egraph_nodes = egraph_nodes(egraph)
 
 
-_NODE_RETRIES = 2  # smaller steps tried after an iteration overshoots the e-node limit, before stopping
-_SPAN = bindings.PanicSpan()
-
-
-def _commit(egraph: EGraph) -> None:
-    """Keep the step since the last push. egglog can only pop (restore) a saved copy, not drop it, so the
-    copy stays on egglog's stack (the e-graph of a few iterations ago: memory, not time) and is counted;
-    `fresh_egraph` pops them all before restoring the e-graph from before the program was loaded."""
-    egraph._eqjax_pushed = getattr(egraph, "_eqjax_pushed", 0) + 1
+_ROWS_MARGIN = 3  # rows per match grow as classes grow (measured: up to 2.4x from one iteration to the next)
 
 
 def egraph_nodes(egraph: EGraph) -> int:

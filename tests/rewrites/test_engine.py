@@ -169,22 +169,25 @@ def _chain(n: int):
 
 @pytest.mark.parametrize("build", [lambda: _sum_of_terms(300), lambda: _chain(300)], ids=["sum300", "chain300"])
 def test_bounds_stop_the_run_within_themselves(build):
-    """On programs where one iteration can grow the e-graph many times over, the e-node limit is never
-    passed by more than 10% (counted in the rows it bounds), the iteration limit exactly, the report
-    names the bound, and the program returned is still equal to the input."""
+    """On programs where an iteration can grow the e-graph many times over, an e-node limit the first
+    iteration stays under is never passed by more than 10% (counted in the rows it bounds), the iteration
+    limit holds exactly, the report names the bound, and the program returned is still equal to the input.
+    (The first iteration has no measure of growth to go by: see `rewrites.engine.saturate`.)"""
     closed = build()
     args = [np.linspace(-1.0, 1.0, 2) + k for k in range(len(closed.jaxpr.invars))]
     want = eval_jaxpr(closed, *args)
-    _, start = optimize(closed, limits=Limits(iterations=0))
-    _, free = optimize(closed, limits=Limits(iterations=2, nodes=10**9))
-    assert free.egraph_nodes > 2 * start.egraph_nodes, "the program should make the e-graph grow"
-    for limit in (start.egraph_nodes + (free.egraph_nodes - start.egraph_nodes) // k for k in (2, 8)):
-        optimized, report = optimize(closed, limits=Limits(iterations=2, nodes=limit))
+    _, first = optimize(closed, limits=Limits(iterations=1, nodes=10**9))
+    _, free = optimize(closed, limits=Limits(iterations=3, nodes=10**9))
+    assert free.egraph_nodes > 2 * first.egraph_nodes, "the program should make the e-graph grow"
+    for k in (2, 8):
+        limit = first.egraph_nodes + (free.egraph_nodes - first.egraph_nodes) // k
+        optimized, report = optimize(closed, limits=Limits(iterations=30, nodes=limit))
         assert report.stop_reason == "nodes" and report.egraph_nodes <= 1.1 * limit, report.summary()
         compare_lists("node-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
-    optimized, report = optimize(closed, limits=Limits(iterations=1, nodes=10**9))
-    assert report.iterations == 1 and report.stop_reason in ("iterations", "saturated")
-    compare_lists("iteration-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
+    for n in (1, 2):
+        optimized, report = optimize(closed, limits=Limits(iterations=n, nodes=10**9))
+        assert report.iterations == n and report.stop_reason == "iterations"
+        compare_lists("iteration-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
 
 
 @pytest.mark.parametrize("cost", ["ops", "flops", "bytes"])
