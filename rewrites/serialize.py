@@ -65,8 +65,9 @@ def view_of(egraph: EGraph) -> EGraphView:
                     values.append(primitive(sort, value))
             by_class.setdefault(_class_id(out_sort, row.output), []).append(
                 ENode(op, tuple(children), tuple(values)))
-    if ROOT_LET in frozen.functions:
-        roots = [_class_id("Args", row.output) for row in frozen.functions[ROOT_LET].rows]
+    bound = frozen.functions.get(ROOT_LET)
+    if bound is not None and bound.rows:
+        roots = [_class_id("Args", row.output) for row in bound.rows]
         if len(roots) != 1:
             raise RuntimeError(f"expected one e-class bound to {ROOT_LET}, found {len(roots)}")
     else:
