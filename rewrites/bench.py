@@ -191,19 +191,20 @@ def scale_case(kind: str, n_eqns: int) -> dict:
     about `n_eqns` equations; seconds per phase, CPU seconds, peak resident memory."""
     import resource
 
-    from rewrites.engine import count_eqns, optimize
+    from rewrites.engine import Limits, count_eqns, optimize
 
+    limits = Limits(seconds=600)  # the work itself: on a loaded machine the default 20 s (wall) would cut it
     if kind.startswith("grad:"):
-        from transforms.ad.programs import grad_program
+        from transforms.ad.programs import Options, grad_program
 
         base = kind.split(":", 1)[1]
         closed = deep_mlp(n_eqns, loss_only=True) if base == "mlp" else residual(n_eqns)
         cpu = time.process_time()
-        _, report = grad_program(closed, list(range(len(closed.jaxpr.invars))))
+        _, report = grad_program(closed, list(range(len(closed.jaxpr.invars))), options=Options(limits=limits))
     else:
         closed = SCALE_CASES[kind](n_eqns)
         cpu = time.process_time()
-        _, report = optimize(closed)
+        _, report = optimize(closed, limits=limits)
     return {"kind": kind, "eqns": count_eqns(closed), "cpu_s": time.process_time() - cpu,
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "seconds": report.seconds,
             "enodes": report.enodes, "stop": report.stop_reason, "kept_input": report.kept_input,
