@@ -98,4 +98,159 @@ def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dic
         k = math.log(t1 / t0) / math.log(n1 / n0)
         print(f"growth exponent {k:.2f} from {n0} to {n1} equations (time ∝ eqns^k)")
     print(f"oracle programs: {oracle_total:.2f} s in all")
+    bench_scale()
+    return rows
+
+
+# --- scale: per size, phases, peak memory, extraction growth -------------------------------------------------
+SCALE_SIZES = (1_000, 3_000, 10_000)
+
+
+def repeated(closed: ClosedJaxpr, copies: int) -> ClosedJaxpr:
+    """`copies` copies of `closed` side by side over the same inputs, copy i reading its float inputs
+    times (1 + i/1024), so that no two copies share a term; the outputs of every copy."""
+    jaxpr = closed.jaxpr
+    invars = [Var(v.aval) for v in jaxpr.invars]
+    eqns: list[Eqn] = []
+    outvars: list = []
+    for i in range(copies):
+        env = {}
+        for v, x in zip(jaxpr.invars, invars, strict=True):
+            env[id(v)] = x
+            if v.aval.dtype.kind == "f":
+                scaled = Var(v.aval)
+                factor = Literal(v.aval.dtype.numpy.type(1 + i / 1024), ShapedArray((), v.aval.dtype))
+                eqns.append(Eqn("mul", [x, factor], [scaled], {}))
+                env[id(v)] = scaled
+        env.update({id(v): c for v, c in zip(jaxpr.constvars, closed.consts, strict=True)})
+        for e in jaxpr.eqns:
+            ins = [x if isinstance(x, Literal) else env[id(x)] for x in e.invars]
+            outs = [Var(o.aval) for o in e.outvars]
+            env.update({id(o): n for o, n in zip(e.outvars, outs, strict=True)})
+            eqns.append(Eqn(e.primitive, ins, outs, e.params))
+        outvars += [x if isinstance(x, Literal) else env[id(x)] for x in jaxpr.outvars]
+    program = ClosedJaxpr(Jaxpr([], invars, outvars, eqns), [])
+    typecheck(program)
+    return program
+
+
+def jax_gradient(n_eqns: int, fixture: str = "program/mlp_tanh") -> ClosedJaxpr:
+    """JAX's own gradient program of an oracle fixture (`grad.jaxpr`), repeated to about `n_eqns` equations."""
+    from eval.oracle import load_fixtures
+    from ir.text import parse_jaxpr
+    from rewrites.engine import count_eqns
+
+    [case] = [c for c in load_fixtures([ORACLE], ["programs"]) if c.id == fixture]
+    layer = parse_jaxpr(case.raw["grad"]["jaxpr"])
+    return repeated(layer, max(1, round(n_eqns / (count_eqns(layer) + len(layer.jaxpr.invars)))))
+
+
+def deep_mlp(n_eqns: int, width: int = 8, loss_only: bool = False) -> ClosedJaxpr:
+    """A tanh MLP's loss sum(out^2) (`loss_only`) or its gradient with respect to every weight, the backward
+    pass written out as JAX would emit it; about `n_eqns` equations (9 per layer with the gradient)."""
+    import numpy as np
+
+    import ir.numpy as jnp
+    from ir import make_jaxpr
+
+    layers = max(1, n_eqns // (3 if loss_only else 9))
+
+    def forward(x, ws):
+        hs = [x]
+        for w in ws:
+            hs.append(jnp.tanh(hs[-1] @ w))
+        return hs
+
+    def loss(x, ws):
+        return jnp.sum(forward(x, ws)[-1] ** 2)
+
+    def gradient(x, ws):
+        hs = forward(x, ws)
+        g, grads = 2.0 * hs[-1], []
+        for layer in reversed(range(len(ws))):
+            g = g * (1.0 - hs[layer + 1] * hs[layer + 1])
+            grads.append(hs[layer].T @ g)
+            g = g @ ws[layer].T
+        return grads[::-1]
+
+    x, ws = np.ones((4, width)), [np.ones((width, width)) / width] * layers
+    return make_jaxpr(loss if loss_only else gradient)(x, ws)
+
+
+def residual(n_eqns: int) -> ClosedJaxpr:
+    from transforms.ad.bench import residual_chain
+
+    return residual_chain(max(1, n_eqns // 3))
+
+
+SCALE_CASES = {"mlp_gradient": deep_mlp, "jax_gradient": jax_gradient, "residual_chain": residual}
+
+
+def scale_case(kind: str, n_eqns: int) -> dict:
+    """One case, in this process: `optimize` (kind in SCALE_CASES) or `grad` ("grad:<kind>") of a program of
+    about `n_eqns` equations; seconds per phase, CPU seconds, peak resident memory."""
+    import resource
+
+    from rewrites.engine import Limits, count_eqns, optimize
+
+    limits = Limits(seconds=600)  # the work itself: on a loaded machine the default 20 s (wall) would cut it
+    if kind.startswith("grad:"):
+        from transforms.ad.programs import Options, grad_program
+
+        base = kind.split(":", 1)[1]
+        closed = deep_mlp(n_eqns, loss_only=True) if base == "mlp" else residual(n_eqns)
+        cpu = time.process_time()
+        _, report = grad_program(closed, list(range(len(closed.jaxpr.invars))), options=Options(limits=limits))
+    else:
+        closed = SCALE_CASES[kind](n_eqns)
+        cpu = time.process_time()
+        _, report = optimize(closed, limits=limits)
+    return {"kind": kind, "eqns": count_eqns(closed), "cpu_s": time.process_time() - cpu,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "seconds": report.seconds,
+            "enodes": report.enodes, "stop": report.stop_reason, "kept_input": report.kept_input,
+            "cost_before": report.cost_before, "cost_after": report.cost_after}
+
+
+def _fresh_process(kind: str, n_eqns: int) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from rewrites.bench import scale_case; "
+            "print(json.dumps(scale_case(sys.argv[1], int(sys.argv[2]))))")
+    out = subprocess.run([sys.executable, "-c", code, kind, str(n_eqns)], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=False)
+    if out.returncode != 0:
+        return {"kind": kind, "eqns": n_eqns, "error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_scale(kinds=tuple(SCALE_CASES), sizes=SCALE_SIZES) -> list[dict]:
+    """Each case at each size in a fresh process (peak memory is per process): seconds per phase (wall),
+    CPU seconds of the whole call, peak RSS, and the fitted growth exponent of extraction time."""
+    import numpy as np
+
+    phases = ("encode", "prelude", "saturate", "serialize", "release", "costs", "extract", "decode")
+    print("\nscale: one fresh process per case; phases in wall seconds, cpu = the whole call's CPU seconds")
+    print(f"{'case':24}{'eqns':>7}{'cpu':>8}{'peak MB':>9}" + "".join(f"{p[:7]:>9}" for p in phases)
+          + f"{'e-nodes':>9} stop")
+    rows = []
+    for kind in kinds:
+        mine = []
+        for n in sizes:
+            row = _fresh_process(kind, n)
+            rows.append(row)
+            if "error" in row:
+                print(f"{kind:24}{row['eqns']:>7}  failed: {row['error']}")
+                continue
+            if "extract" in row["seconds"]:  # not when the input was kept for lack of time
+                mine.append(row)
+            s = row["seconds"]
+            print(f"{kind:24}{row['eqns']:>7}{row['cpu_s']:>8.2f}{row['peak_mb']:>9.0f}"
+                  + "".join(f"{s.get(p, 0):>9.2f}" for p in phases)
+                  + f"{row['enodes']:>9} {row['stop']}{' (kept input)' if row['kept_input'] else ''}")
+        if len(mine) >= 2:
+            k = np.polyfit(np.log([r["eqns"] for r in mine]),
+                           np.log([max(r["seconds"]["extract"], 1e-6) for r in mine]), 1)[0]
+            print(f"{kind:24}extraction time grows as eqns^{k:.2f}")
     return rows

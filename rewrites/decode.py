@@ -60,6 +60,13 @@ def args_classes(view: EGraphView, args_class: str, nil: str = "nil") -> list[st
         out.append(head)
 
 
+def output_classes(view: EGraphView) -> list[str]:
+    """The program's output classes: the roots, or the elements of the one root cons list (`ROOT_LET`)."""
+    if len(view.roots) == 1 and view.nodes[view.classes[view.roots[0]][0]].op in ("cons", "nil"):
+        return args_classes(view, view.roots[0])
+    return list(view.roots)
+
+
 def operand_classes(view: EGraphView, node: ENode) -> list[str]:
     return args_classes(view, node.children[0]) if node.op in ("apply", "call", "hcall") else list(node.children)
 
@@ -142,9 +149,8 @@ def decode(view: EGraphView, choice: dict[str, int], enc: Encoding,
     """The program made of the chosen node of each class reachable from the outputs. `stats`, if given,
     gets "hoisted": the equations emitted before a loop instead of in its body."""
     avals = class_avals(view, enc) if avals is None else avals
-    [root] = view.roots
     program = _Scope(view, choice, enc, avals, [Var(a) for a in enc.in_avals], None, None, _BodyDeps(view, choice))
-    closed = program.closed(args_classes(view, root))
+    closed = program.closed(output_classes(view))
     if stats is not None:
         stats["hoisted"] = program.hoisted()
     typecheck(closed)

@@ -29,7 +29,7 @@ from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.primitives import get_primitive
 from ir.text.printer import value_text
-from rewrites.terms import SPECS, Arr, declare, declare_terms, default_params, encode_fields, ref
+from rewrites.terms import SPECS, Arr, alias, declare, declare_terms, default_params, encode_fields, ref
 
 INLINED = frozenset({"jit", "pjit", "closed_call", "core_call"})
 _JAXPR_PARAM_KEYS = ("jaxpr", "call_jaxpr")
@@ -225,7 +225,7 @@ class Term:
     def python(self) -> Arr:
         if self.kind == "scalar":
             return Arr.scalar(*self.args)
-        return {"inp": Arr.inp, "const": Arr.const, "ref": ref, "barg": Arr.barg}[self.kind](*self.args)
+        return {"inp": Arr.inp, "const": Arr.const, "ref": alias, "barg": Arr.barg}[self.kind](*self.args)
 
 
 def literal_term(lit: Literal, enc: Encoding) -> Term:
@@ -266,7 +266,7 @@ class Loader:
         `term` is an alias already."""
         if term.name != "ref":
             term = self.bind(term, aval).egg
-        return ref(int(term.args[0].value.value))
+        return alias(int(term.args[0].value.value))
 
     def run(self) -> None:
         if not self.actions:
@@ -287,6 +287,28 @@ def load(egraph: EGraph, actions: list) -> None:
         commands.append(eb.RuleCommand(eb.Rule(_SPAN, chunk, [], f"{ruleset}-{k}", ruleset)))
     commands.append(eb.RunSchedule(eb.Run(_SPAN, eb.RunConfig(ruleset, None))))
     egraph._egraph.run_program(*commands)
+
+
+def output_actions(egraph: EGraph, outputs: list) -> list:
+    """The facts `output_at(k, x)` of the program outputs `outputs` (Python-level terms), at egglog's level:
+    aliases `ref(k)` (most outputs) are written directly, other terms converted by egglog's Python layer."""
+    actions = []
+    for k, x in enumerate(outputs):
+        if is_alias(x):
+            term = egg_call("ref", egg_int(x.__egg_typed_expr__.expr.args[0].expr.value))
+        else:
+            egraph._add_decls(x)
+            term = egraph._state.typed_expr_to_egg(x.__egg_typed_expr__, False)
+        actions.append(eb.Expr_(_SPAN, egg_call("output_at", egg_int(k), term)))
+    return actions
+
+
+def is_alias(x) -> bool:
+    """Whether the Python-level term `x` is an equation result's alias `ref(k)`."""
+    return getattr(getattr(x.__egg_typed_expr__.expr, "callable", None), "ident", None) == _REF_IDENT
+
+
+_REF_IDENT = ref(0).__egg_typed_expr__.expr.callable.ident
 
 
 class Staging:

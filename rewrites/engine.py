@@ -27,14 +27,14 @@ from egglog import EGraph, back_off, ruleset, run
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
-from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode
+from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, load, output_actions
 from rewrites.extract import extract
 from rewrites.liveness import live_eggs
 from rewrites.loops import loop_weights, prune_loops
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
-from rewrites.serialize import ROOT_LET, view_of
-from rewrites.terms import args_list, declare_terms
+from rewrites.serialize import view_of
+from rewrites.terms import declare_terms
 
 _LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "body", "bcons", "bnil"})
 # A control-flow node costs its bodies' nodes, which extraction counts as its dependencies (once each: a cost
@@ -83,18 +83,25 @@ class Report:
     prelude_enodes: int = 0  # rows in the e-graph once the prelude rules are saturated (0: no prelude)
     loops_hoisted: int = 0  # equations decoding moved out of loop bodies (loop-invariant code motion)
     loops_pruned: int = 0  # control-flow outputs dropped because nothing reads them (rewrites/loops.py)
+    egraph_nodes: int = 0  # rows of every e-graph table (terms and analysis facts): what `Limits.nodes` bounds
+    kept_input: bool = False  # the input program was returned: extraction found nothing cheaper (or no time)
+    peak_rss_mb: float = 0  # the process's peak resident memory so far, in MiB
     certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
         lines = [
             f"saturation: {self.iterations} iterations, stopped by {self.stop_reason}; "
-            f"{self.enodes} e-nodes in {self.eclasses} e-classes",
+            f"{self.enodes} e-nodes in {self.eclasses} e-classes ({self.egraph_nodes} table rows); "
+            f"peak memory {self.peak_rss_mb:,.0f} MiB",
             f"cost ({self.cost_model}): {_num(self.cost_before)} -> {_num(self.cost_after)}; "
             f"equations {self.eqns_before} -> {self.eqns_after}; extractor {self.extractor} ({self.extraction_status})",
             "seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in self.seconds.items()),
             f"rules fired ({len(fired)} of {len(self.rules)}): " + (", ".join(f"{n} ×{c}" for n, c in fired) or "none"),
         ]
+        if self.kept_input:
+            lines.append("kept the input program: " + ("no time was left to extract" if self.stop_reason == "seconds"
+                                                        else "the extracted program was costlier"))
         if self.loops_hoisted or self.loops_pruned:
             lines.append(f"loops: {self.loops_hoisted} equations hoisted out of bodies, "
                          f"{self.loops_pruned} dead outputs dropped")
@@ -272,47 +279,87 @@ def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Stagin
         prep.egraph.pop()
 
 
-def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report) -> None:
+def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadline: float | None = None) -> None:
     """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
 
     One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
-    explosive ones (assoc/comm), each under back-off with a match limit scaled to the program."""
+    explosive ones (assoc/comm), each under back-off with a match limit scaled to the program.
+
+    The bounds hold as follows. Iterations: exactly. E-nodes (`egraph_nodes`, rows of every table): the
+    rows a step adds per match are measured, and each later step runs one iteration with its match limits
+    cut so that the rules that fired last, each at its limit, fit in the node budget left (back-off skips a
+    rule that matches more than its limit, so a rule adds at most its limit's worth). The first iteration
+    has no measure to go by and may overshoot (one iteration of a 300-term sum grew the e-graph 7x); an
+    e-graph loaded past the limit (a transform's terms) gets one iteration. (egglog's push/pop could undo
+    a step, but measured on egglog 13 a pop left the step's rows behind, to reappear at the next run.)
+    Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
+    far) fits before `deadline` (default: `limits.seconds` from now)."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
     match_limit = limits.match_limit_base + limits.match_limit_per_eqn * n_eqns
     explosive_limit = limits.explosive_match_limit_base + limits.explosive_match_limit_per_eqn * n_eqns
 
-    def iterations(n: int):
+    def iterations(n: int, match_limit: int, explosive_limit: int):
         one_iteration = (
             run(prep.analysis).saturate()
             + run(prep.ordinary, scheduler=back_off(match_limit=match_limit, ban_length=limits.ban_length))
             + run(prep.explosive, scheduler=back_off(match_limit=explosive_limit, ban_length=limits.ban_length)))
-        return one_iteration * n
+        return one_iteration * n + run(prep.analysis).saturate()  # a step's size counts its shape facts
 
     node_limit = limits.node_limit(n_eqns)
-    start = time.perf_counter()
+    deadline = time.perf_counter() + limits.seconds if deadline is None else deadline
     report.stop_reason = "iterations"
-    chunk = 1
+    report.egraph_nodes = size = egraph_nodes(egraph)
+    chunk, slowest, rows_per_match, fired, throttled = 1, 0.0, 0.0, 0, False
     while report.iterations < limits.iterations:
         # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
         n = min(chunk, limits.iterations - report.iterations)
-        updated, matches = prep.run(("iterations", match_limit, explosive_limit, limits.ban_length, n),
-                                    lambda n=n: iterations(n))
+        limits_now, throttled = (match_limit, explosive_limit), False
+        if rows_per_match:
+            cap = (node_limit - size) / (_ROWS_MARGIN * rows_per_match * max(1, fired))
+            if cap < 1:
+                report.stop_reason = "nodes"
+                break
+            if cap < match_limit:
+                n, limits_now, throttled = 1, (min(match_limit, int(cap)), min(explosive_limit, int(cap))), True
+        clock = time.perf_counter()
+        if clock + slowest * n > deadline:
+            if n > 1:
+                chunk = 1
+                continue
+            report.stop_reason = "seconds"
+            break
+        updated, matches = prep.run(("iterations", *limits_now, limits.ban_length, n),
+                                    lambda n=n, ml=limits_now: iterations(n, *ml))
+        slowest = max(slowest, (time.perf_counter() - clock) / n)
         report.iterations += n
         chunk *= 2
         for name, count in matches.items():
             report.rule_matches[name] += count
+        before, grown = size, egraph_nodes(egraph)
+        if sum(matches.values()):
+            rows_per_match = max(rows_per_match, (grown - size) / sum(matches.values()))
+            fired = max(fired, sum(1 for count in matches.values() if count))
+        report.egraph_nodes = size = grown
         if not updated:
             report.stop_reason = "saturated"
             break
-        if sum(k for _, k in egraph.all_function_sizes()) > node_limit:
+        if size > node_limit or (throttled and grown == before):  # past the limit, or held back by it
             report.stop_reason = "nodes"
             break
-        if time.perf_counter() - start > limits.seconds:
-            report.stop_reason = "seconds"
-            break
+    if report.stop_reason == "iterations" and throttled:
+        report.stop_reason = "nodes"  # the node budget was holding the run back when the iterations ran out
     prep.run(("analysis",), lambda: run(prep.analysis).saturate())
+    report.egraph_nodes = egraph_nodes(egraph)
+
+
+_ROWS_MARGIN = 3  # rows per match grow as classes grow (measured: up to 2.4x from one iteration to the next)
+
+
+def egraph_nodes(egraph: EGraph) -> int:
+    """The rows of every table of `egraph` (terms and analysis facts): what the e-node limit bounds."""
+    return sum(k for _, k in egraph.all_function_sizes())
 
 
 def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule]) -> None:
@@ -347,6 +394,8 @@ class Saturated:
     avals: dict  # class -> aval(s)
     report: Report
     loops: bool
+    program: ClosedJaxpr | None = None  # the input, when the extracted outputs are its own (no `extend`)
+    deadline: float | None = None  # `time.perf_counter()` by which `optimize` must end (`Limits.seconds`)
 
     def costs(self, model) -> list[float]:
         """The cost of every node under `model` (a name, callable or `CostModel`)."""
@@ -373,14 +422,15 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
     report = Report([r.name for r in rule_list])
     report.eqns_before = count_eqns(baseline or closed)
     clock = time.perf_counter()
+    deadline = clock + limits.seconds
 
     # The program is encoded first, so that the e-graph it goes into holds only the rules that can fire on it.
     staged, env = Staging(), {}
     enc = encode(closed, staged, env=env, close_loops=loops)
-    outputs = args_list(enc.outputs if extend is None else extend(staged, enc, env))
-    staged.terms.append(outputs)
+    outputs = enc.outputs if extend is None else extend(staged, enc, env)
+    staged.terms.extend(x for x in outputs if not is_alias(x))  # for the rules' liveness; aliases hold no symbol
     with fresh_egraph(rule_list, prelude, staged) as prep:
-        prep.egraph.let(ROOT_LET.lstrip("$"), outputs)
+        load(prep.egraph, output_actions(prep.egraph, outputs))
         report.seconds["encode"] = time.perf_counter() - clock
 
         if prelude:
@@ -388,7 +438,7 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
             run_prelude(prep, report, prelude)
             report.seconds["prelude"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        saturate(prep, enc.n_eqns, limits, report)
+        saturate(prep, enc.n_eqns, limits, report, deadline=clock + _SATURATION_SHARE * (deadline - clock))
         report.seconds["saturate"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -397,13 +447,23 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
         clock = time.perf_counter()
     report.seconds["release"] = time.perf_counter() - clock  # egglog's pop of this program's e-graph
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
-    return Saturated(view, enc, class_avals(view, enc), report, loops)
+    return Saturated(view, enc, class_avals(view, enc), report, loops, closed if extend is None else None, deadline)
+
+
+# The share of the time left after encoding that saturation may use; serializing, extracting and decoding
+# take the rest (measured: together at most about as long as saturating up to the time limit).
+_SATURATION_SHARE = 0.5
 
 
 def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseline: ClosedJaxpr | None = None,
-                    ) -> tuple[ClosedJaxpr, Report]:
+                    deadline: float | None = None) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program of a saturated e-graph under `cost`, and the report (a copy of the
-    saturation's, completed with the costs and the extraction)."""
+    saturation's, completed with the costs and the extraction).
+
+    Never worse: when the outputs are the input program's own (`Saturated.program`), the input is returned
+    if the extracted program costs more under the same model (`Report.kept_input`), or if `deadline` (a
+    `time.perf_counter()` value, `optimize` passes `Saturated.deadline`) has passed before extraction; `ilp`
+    gets the time left before it."""
     from rewrites.costs import get_cost_model, jaxpr_cost
 
     model = get_cost_model(cost)
@@ -415,7 +475,12 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     report.seconds["costs"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    result = extract(sat.view, costs, method=extractor)
+    if sat.program is not None and deadline is not None and clock > deadline:
+        return _kept_input(sat, report, model, "no time left")
+    options = {}
+    if extractor == "ilp" and deadline is not None:
+        options["time_limit"] = max(0.05, deadline - clock)
+    result = extract(sat.view, costs, method=extractor, **options)
     report.extraction_status = result.status
     report.seconds["extract"] = time.perf_counter() - clock
 
@@ -425,7 +490,33 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
     report.cost_after = jaxpr_cost(model, optimized)
+    if sat.program is not None:  # never worse: the input is an answer too when the outputs are its own
+        cost_input = report.cost_before if baseline is sat.program else jaxpr_cost(model, sat.program)
+        if report.cost_after > cost_input:
+            return _kept_input(sat, report, model, "input cheaper")
+    report.peak_rss_mb = peak_rss_mb()
     return optimized, report
+
+
+def _kept_input(sat: Saturated, report: Report, model, why: str) -> tuple[ClosedJaxpr, Report]:
+    from rewrites.costs import jaxpr_cost
+
+    report.kept_input = True
+    report.extraction_status = f"{report.extraction_status or 'skipped'}; kept the input ({why})"
+    report.eqns_after = count_eqns(sat.program)
+    report.cost_after = jaxpr_cost(model, sat.program)
+    report.loops_hoisted = report.loops_pruned = 0
+    report.peak_rss_mb = peak_rss_mb()
+    return sat.program, report
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident memory so far, in MiB (Linux reports KiB, macOS bytes)."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
@@ -450,7 +541,7 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
         raise CertificateError("a certificate records a plain optimize run; this one has a transform's "
                                "extend/prelude/baseline, whose output does not compute what its input does")
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
-    optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed)
+    optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
     if certificate:
         from rewrites.certificate import make_certificate
 

@@ -31,12 +31,14 @@ from rewrites.terms import BY_EGG_NAME
 
 TERM_SORTS = frozenset({"Arr", "Args", "Tup", "Body", "Bodies"})
 ROOT_LET = "$outputs"
+OUTPUT_TABLE = "output_at"
 _TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "apply", "call", "cons", "nil", "barg", "body", "bnil",
                           "bcons", "hcall"})
 
 
 def view_of(egraph: EGraph) -> EGraphView:
-    """The term nodes of `egraph`; the root is the class bound by `let` to `ROOT_LET`."""
+    """The term nodes of `egraph`. The roots are the output classes in the `output_at` table, in order, or
+    else the one `Args` class bound by `let` to `ROOT_LET` (a cons list of outputs, for small e-graphs)."""
     raw = egraph._egraph
     frozen = raw.freeze()
     decode = {"i64": raw.value_to_i64, "f64": raw.value_to_f64, "String": raw.value_to_string}
@@ -65,9 +67,17 @@ def view_of(egraph: EGraph) -> EGraphView:
                     values.append(primitive(sort, value))
             by_class.setdefault(_class_id(out_sort, row.output), []).append(
                 ENode(op, tuple(children), tuple(values)))
-    roots = [_class_id("Args", row.output) for row in frozen.functions[ROOT_LET].rows]
-    if len(roots) != 1:
-        raise RuntimeError(f"expected one e-class bound to {ROOT_LET}, found {len(roots)}")
+    bound = frozen.functions.get(ROOT_LET)
+    if bound is not None and bound.rows:
+        roots = [_class_id("Args", row.output) for row in bound.rows]
+        if len(roots) != 1:
+            raise RuntimeError(f"expected one e-class bound to {ROOT_LET}, found {len(roots)}")
+    else:
+        table = frozen.functions.get(OUTPUT_TABLE)
+        rows = sorted((raw.value_to_i64(row.inputs[0]), row.inputs[1]) for row in (table.rows if table else ()))
+        if [k for k, _ in rows] != list(range(len(rows))):
+            raise RuntimeError(f"the {OUTPUT_TABLE} table must hold one class per output 0..n-1")
+        roots = [_class_id("Arr", value) for _, value in rows]
     _drop_dangling(by_class)
     by_class, roots = canonical_class_ids(by_class, roots)
     for cls in by_class.values():

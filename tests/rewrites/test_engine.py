@@ -145,3 +145,56 @@ def test_nodes_whose_child_class_has_no_term_node_are_not_extracted():
     args = [rng.standard_normal((3, 5)), rng.standard_normal(5)]
     for got, want in zip(eval_jaxpr(optimized, *args), eval_jaxpr(closed, *args), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _sum_of_terms(n: int):
+    """A sum of n products: assoc/comm rules can regroup it in exponentially many ways."""
+    def f(*xs):
+        total = xs[0] * xs[1]
+        for k in range(2, n + 1):
+            total = total + xs[k % len(xs)] * xs[(k + 1) % len(xs)]
+        return total
+
+    return ir.make_jaxpr(f)(*[ShapedArray((2,), float64)] * 8)
+
+
+def _chain(n: int):
+    def f(x):
+        for k in range(n):
+            x = jnp.sin(x) * 1.0 + x * float(k % 3)
+        return x
+
+    return ir.make_jaxpr(f)(ShapedArray((2,), float64))
+
+
+@pytest.mark.parametrize("build", [lambda: _sum_of_terms(300), lambda: _chain(300)], ids=["sum300", "chain300"])
+def test_bounds_stop_the_run_within_themselves(build):
+    """On programs where an iteration can grow the e-graph many times over, an e-node limit the first
+    iteration stays under is never passed by more than 10% (counted in the rows it bounds), the iteration
+    limit holds exactly, the report names the bound, and the program returned is still equal to the input.
+    (The first iteration has no measure of growth to go by: see `rewrites.engine.saturate`.)"""
+    closed = build()
+    args = [np.linspace(-1.0, 1.0, 2) + k for k in range(len(closed.jaxpr.invars))]
+    want = eval_jaxpr(closed, *args)
+    _, first = optimize(closed, limits=Limits(iterations=1, nodes=10**9))
+    _, free = optimize(closed, limits=Limits(iterations=3, nodes=10**9))
+    assert free.egraph_nodes > 2 * first.egraph_nodes, "the program should make the e-graph grow"
+    for k in (2, 8):
+        limit = first.egraph_nodes + (free.egraph_nodes - first.egraph_nodes) // k
+        optimized, report = optimize(closed, limits=Limits(iterations=30, nodes=limit))
+        assert report.stop_reason == "nodes" and report.egraph_nodes <= 1.1 * limit, report.summary()
+        compare_lists("node-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
+    for n in (1, 2):
+        optimized, report = optimize(closed, limits=Limits(iterations=n, nodes=10**9))
+        assert report.iterations == n and report.stop_reason == "iterations"
+        compare_lists("iteration-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
+
+
+@pytest.mark.parametrize("cost", ["ops", "flops", "bytes"])
+def test_never_worse_than_the_input(cost):
+    """Every oracle program: the program returned costs no more than the input under the model used."""
+    for case in load_fixtures([ORACLE], ["programs"]):
+        closed = parse_case(case)
+        _, report = optimize(closed, cost=cost)
+        assert report.cost_after <= report.cost_before, (case.id, report.summary())
+        assert report.kept_input == ("kept the input" in report.summary())

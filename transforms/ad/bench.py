@@ -100,5 +100,8 @@ def bench_vs_jax(rules: str = "default", oracle=None) -> dict:
 
 
 def bench_grad(rules: str = "default") -> None:
+    from rewrites.bench import bench_scale
+
     bench_chains(rules)
     bench_vs_jax(rules)
+    bench_scale(kinds=("grad:mlp", "grad:residual"))  # grad of 1k/3k/10k-equation programs, fresh processes
