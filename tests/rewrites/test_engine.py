@@ -18,6 +18,7 @@ from rewrites.engine import Limits, optimize
 from rewrites.rule import EXACT, RuleBook
 from rewrites.rules.common import T, sx, x
 from tests.oracle_paths import ALL_FAMILIES, ORACLE
+from tests.profile import NIGHTLY
 
 
 def _evaluable(case):
@@ -190,10 +191,15 @@ def test_bounds_stop_the_run_within_themselves(build):
         compare_lists("iteration-limited", eval_jaxpr(optimized, *args), want, 1e-9, 1e-9)
 
 
-@pytest.mark.parametrize("cost", ["ops", "flops", "bytes"])
+NEVER_WORSE_COSTS = ("ops", "flops", "bytes")
+
+
+@pytest.mark.parametrize("cost", NEVER_WORSE_COSTS)
 def test_never_worse_than_the_input(cost):
-    """Every oracle program: the program returned costs no more than the input under the model used."""
-    for case in load_fixtures([ORACLE], ["programs"]):
+    """Every oracle program (under `ci`, every 3rd, offset by cost model so that the three cover them all): the
+    program returned costs no more than the input under the model used."""
+    stride = 1 if NIGHTLY else 3
+    for case in load_fixtures([ORACLE], ["programs"])[NEVER_WORSE_COSTS.index(cost) % stride::stride]:
         closed = parse_case(case)
         _, report = optimize(closed, cost=cost)
         assert report.cost_after <= report.cost_before, (case.id, report.summary())
