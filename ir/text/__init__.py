@@ -22,7 +22,19 @@ from ir.errors import JaxprSyntaxError, JaxprTypeError
 from ir.text.parser import Parser
 from ir.text.printer import print_jaxpr
 
-__all__ = ["parse_jaxpr", "parse_jaxpr_untyped", "print_jaxpr", "canonical_text"]
+__all__ = ["parse_jaxpr", "parse_jaxpr_untyped", "print_jaxpr", "canonical_text", "decode_source"]
+
+
+def decode_source(data: bytes) -> str:
+    """The text of a jaxpr file's bytes, which must be UTF-8: a `JaxprSyntaxError` at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        column = len(data[line_start:e.start].decode("utf-8", "replace")) + 1
+        raise JaxprSyntaxError(f"the text is not valid UTF-8 (byte {data[e.start:e.start + 1]!r}: {e.reason})",
+                               line, column, "UTF-8 text") from None
 
 
 def parse_jaxpr_untyped(text: str) -> ClosedJaxpr:

@@ -30,6 +30,10 @@ _TOKEN = re.compile(
     r"|(?P<punct>[{}()\[\],;:=.])"
 )
 _SPACE = re.compile(r"[ \t\r\n]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# JAX prints no number longer than a float64 or complex128 repr; far longer ones are rejected before any
+# int()/float() sees them (Python refuses int strings of more than 4,300 digits, and big ones are slow).
+MAX_NUMBER_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,9 @@ class Source:
 
 def tokenize(src: Source) -> list[Token]:
     text, pos, tokens = src.text, 0, []
+    bad = _SURROGATE.search(text)
+    if bad:
+        raise src.error(f"lone surrogate {bad.group()!r} in the text", bad.start(), "valid Unicode text")
     while True:
         space_end = _SPACE.match(text, pos).end()
         space = space_end > pos or pos == 0
@@ -88,6 +95,9 @@ def tokenize(src: Source) -> list[Token]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise src.error(f"unexpected character {text[pos]!r}", pos, "a name, number, literal or bracket")
+        if m.lastgroup in ("number", "complex") and m.end() - pos > MAX_NUMBER_CHARS:
+            raise src.error(f"number of {m.end() - pos} characters", pos,
+                            f"a number of at most {MAX_NUMBER_CHARS} characters")
         tokens.append(Token(m.lastgroup, m.group(), pos, m.end(), space, line_start))
         pos = m.end()
 

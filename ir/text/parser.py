@@ -39,6 +39,8 @@ from ir.text.eqn_rules import complete_params
 from ir.text.lexer import Source, Token, tokenize
 
 MAX_DEPTH = 100  # nested jaxprs and param values; deeper text is rejected well before Python's stack limit
+MAX_RANK = 64  # NumPy's limit on the number of dimensions
+MAX_DIM = 2**63 - 1  # dimension sizes are int64 in JAX and NumPy
 _LITERAL_NAMES = frozenset({"nan", "inf", "nanj", "infj", "True", "False"})
 _VAR_NAME = re.compile(r"[A-Za-z_]\w*")
 _INT = re.compile(r"-?\d+")
@@ -231,6 +233,10 @@ class Parser:
             tok = self.take()
             if tok.kind != "number" or not tok.text.isdigit():
                 raise self.unexpected("a dimension size (a non-negative integer)", tok)
+            if int(tok.text) > MAX_DIM:
+                raise self.error(f"dimension size of {len(tok.text)} digits", tok, f"a size of at most {MAX_DIM}")
+            if len(dims) == MAX_RANK:
+                raise self.error(f"more than {MAX_RANK} dimensions", tok, f"at most {MAX_RANK} dimensions")
             dims.append(int(tok.text))
         self.take()
         return ShapedArray(tuple(dims), dtype)
