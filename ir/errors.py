@@ -73,6 +73,11 @@ class JaxprTypeError(EqjaxError):
         super().__init__(text)
 
 
+class JaxprEvalError(JaxprTypeError):
+    """A type-checked equation its implementation cannot run on these operands or params (a shape too big
+    to allocate, an index out of range, params the type checker cannot see are inconsistent, ...)."""
+
+
 class UnsupportedPrimitive(EqjaxError, NotImplementedError):
     """A primitive lacks the rule a stage needs: names the primitive and the missing rule."""
 

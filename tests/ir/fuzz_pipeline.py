@@ -124,9 +124,15 @@ def run_case(seed: int, sources: list[str], time_bound: float = TIME_BOUND) -> O
     return outcome
 
 
-def run(n: int, first_seed: int = 0, time_bound: float = TIME_BOUND) -> list[Outcome]:
+def run(n: int, first_seed: int = 0, time_bound: float = TIME_BOUND, progress: bool = False) -> list[Outcome]:
     sources = fixture_texts()
-    return [run_case(seed, sources, time_bound) for seed in range(first_seed, first_seed + n)]
+    outcomes = []
+    for seed in range(first_seed, first_seed + n):
+        outcomes.append(run_case(seed, sources, time_bound))
+        if progress and len(outcomes) % 500 == 0:
+            bad = sum(o.bad for o in outcomes)
+            print(f"{len(outcomes)} cases, {bad} bad", file=sys.stderr, flush=True)
+    return outcomes
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -151,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print every bad case in full")
     args = ap.parse_args(argv)
     start = time.perf_counter()
-    outcomes = run(args.n, args.seed, args.time_bound)
+    outcomes = run(args.n, args.seed, args.time_bound, progress=True)
     print(table(outcomes))
     print(f"{time.perf_counter() - start:.1f} s")
     bad = [o for o in outcomes if o.bad or (args.show and args.n == 1)]
