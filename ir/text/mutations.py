@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 
 _TOKENS = re.compile(r"\s+|[^\s]+")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-_PARAM = re.compile(r"(\w+)=([^\s\]]+)")
+_PARAM = re.compile(r"(?<!\w)(\w++)=([^\s\]]+)")
 _OPERAND_LINE = re.compile(r"= ([\w\-]+)(\[[^\n]*?\])? (\w+)")
 _DIMS = re.compile(r"\[(\d+)")
 _SURROGATES = re.compile("([\ud800-\udfff])")
@@ -173,7 +173,8 @@ def mutate(sources: Sequence[str], seed: int, max_steps: int = 3) -> tuple[str |
     rng = random.Random(seed)
     text: str | bytes = rng.choice(sources)
     names = []
-    for _ in range(rng.randint(1, max_steps)):
+    steps = 1 if rng.random() < 0.6 else rng.randint(2, max_steps)  # one mutation often leaves text that parses
+    for _ in range(steps):
         name = rng.choice(sorted(MUTATIONS))
         text = MUTATIONS[name](rng, text, sources)
         names.append(name)
