@@ -131,6 +131,8 @@ def eval_jaxpr(jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] | N
                     env[o] = r
             else:
                 env[outs[0]] = result
+    except EqjaxError:
+        raise
     except _IMPL_FAILURES as e:
         raise _eval_error(plan, step, e) from e
     return [env[s] for s in plan.out_slots]
@@ -138,9 +140,10 @@ def eval_jaxpr(jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] | N
 
 # What an implementation raises on a type-checked equation it cannot run: the program asks for something
 # NumPy refuses (a huge shape, an out-of-range index, params inconsistent in a way the shape rule does not
-# see). These become `JaxprEvalError`s naming the equation; EqjaxErrors (from nested jaxprs) pass through.
+# see, an enum param value the NumPy evaluator does not support: NotImplementedError). These become
+# `JaxprEvalError`s naming the equation; EqjaxErrors (UnsupportedPrimitive, nested jaxprs' errors) pass through.
 _IMPL_FAILURES = (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
-                  OverflowError, MemoryError, np.linalg.LinAlgError)
+                  OverflowError, MemoryError, np.linalg.LinAlgError, NotImplementedError)
 
 
 def _eval_error(plan: _Plan, step, e: Exception) -> JaxprEvalError:
@@ -153,6 +156,8 @@ def _run_checked(plan: _Plan, env: list[Any]) -> None:
     for k, (fn, ins, outs, params, multiple, eqn) in enumerate(plan.steps):
         try:
             result = fn(*[env[i] for i in ins], **params, **({"check": True} if _takes_check(fn) else {}))
+        except EqjaxError:
+            raise
         except _IMPL_FAILURES as e:
             raise _eval_error(plan, plan.steps[k], e) from e
         results = list(result) if multiple else [result]

@@ -103,7 +103,8 @@ _WINDOW = {"window_dimensions": INTS, "window_strides": INTS, "padding": Param("
            "base_dilation": Param("ints", required=False), "window_dilation": Param("ints", required=False)}
 _CUMULATIVE = {"axis": NAT, "reverse": BOOL}
 _AXES = {"axes": INTS, "out_sharding": ANY}
-_SCATTER = {"dimension_numbers": RECORD, "indices_are_sorted": BOOL, "unique_indices": BOOL, "mode": ANY,
+ENUM = Param("symbol", optional=True)  # an enum member JAX prints bare (`GatherScatterMode.CLIP`) or None
+_SCATTER = {"dimension_numbers": RECORD, "indices_are_sorted": BOOL, "unique_indices": BOOL, "mode": ENUM,
             "update_jaxpr": Param("jaxpr", optional=True, required=False), "update_consts": ANY}
 _CALL = {"jaxpr": JAXPR, "name": ANY}
 # jit's params: those JAX prints, and those it hides at their defaults (ir/text/eqn_rules.py)
@@ -111,7 +112,7 @@ _JIT = {**_CALL, "donated_invars": ANY, "inline": ANY, "keep_unused": ANY, "in_s
         "out_shardings": ANY, "in_layouts": ANY, "out_layouts": ANY, "ctx_mesh": ANY,
         "compiler_options_kvs": ANY}
 _CUSTOM_CALL = {"call_jaxpr": JAXPR, "name": ANY, "num_consts": NAT, "symbolic_zeros": ANY}
-_RNG = {"shape": INTS, "dtype": DTYPE, "algorithm": ANY, "out_sharding": ANY}
+_RNG = {"shape": INTS, "dtype": DTYPE, "algorithm": ENUM, "out_sharding": ANY}
 _NO_PARAMS: dict[str, Param] = {}
 
 _PARAMLESS = """
@@ -159,11 +160,11 @@ SCHEMAS: dict[str, dict[str, Param]] = {
     "dynamic_slice": {"slice_sizes": INTS},
     "eig": {"compute_left_eigenvectors": BOOL, "compute_right_eigenvectors": BOOL,
             "enable_eigvec_derivs": ANY, "implementation": ANY},
-    "eigh": {"lower": BOOL, "sort_eigenvalues": BOOL, "subset_by_index": ANY, "algorithm": ANY},
+    "eigh": {"lower": BOOL, "sort_eigenvalues": BOOL, "subset_by_index": ANY, "algorithm": ENUM},
     "empty2": {"dtype": DTYPE, "memory_space": ANY},
     "fft": {"fft_type": ANY, "fft_lengths": INTS},
     "gather": {"dimension_numbers": RECORD, "slice_sizes": INTS, "indices_are_sorted": BOOL,
-               "unique_indices": BOOL, "mode": ANY, "fill_value": Param("float", optional=True)},
+               "unique_indices": BOOL, "mode": ENUM, "fill_value": Param("float", optional=True)},
     "integer_pow": {"y": INT},
     "iota": {"dtype": DTYPE, "shape": INTS, "dimension": NAT, "sharding": ANY},
     "jit": _JIT, "pjit": _JIT,
@@ -203,7 +204,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
     "split": {"sizes": INTS, "axis": NAT},
     "squeeze": {"dimensions": INTS},
     "stack": {"axis": NAT},
-    "svd": {"full_matrices": BOOL, "compute_uv": BOOL, "subset_by_index": ANY, "algorithm": ANY},
+    "svd": {"full_matrices": BOOL, "compute_uv": BOOL, "subset_by_index": ANY, "algorithm": ENUM},
     "tile": {"reps": INTS},
     "top_k": {"k": NAT, "axis": Param("int", required=False)},
     "transpose": {"permutation": INTS},
