@@ -18,7 +18,7 @@ import numpy as np
 
 from eval.registry import get_impl, get_key_impl
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray
-from ir.errors import EqjaxError, JaxprEvalError, JaxprTypeError, clipped
+from ir.errors import EqjaxError, JaxprEvalError, JaxprTypeError, UnsupportedEvaluation, clipped
 from ir.primitives import get_primitive
 
 
@@ -149,7 +149,8 @@ _IMPL_FAILURES = (TypeError, ValueError, IndexError, KeyError, AttributeError, Z
 def _eval_error(plan: _Plan, step, e: Exception) -> JaxprEvalError:
     index = plan.steps.index(step) if step is not None else None
     primitive = step[5].primitive if step is not None else None
-    return JaxprEvalError(f"evaluation failed: {type(e).__name__}: {clipped(str(e), 200)}", index, primitive)
+    kind = UnsupportedEvaluation if isinstance(e, NotImplementedError) else JaxprEvalError
+    return kind(f"evaluation failed: {type(e).__name__}: {clipped(str(e), 200)}", index, primitive)
 
 
 def _run_checked(plan: _Plan, env: list[Any]) -> None:

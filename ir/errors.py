@@ -78,6 +78,11 @@ class JaxprEvalError(JaxprTypeError):
     to allocate, an index out of range, params the type checker cannot see are inconsistent, ...)."""
 
 
+class UnsupportedEvaluation(JaxprEvalError, NotImplementedError):
+    """An implementation that does not support a param value or operand dtype of a type-checked equation
+    (`svd[algorithm=JACOBI]` on CPU): still a NotImplementedError for callers that skip what is unsupported."""
+
+
 class UnsupportedPrimitive(EqjaxError, NotImplementedError):
     """A primitive lacks the rule a stage needs: names the primitive and the missing rule."""
 

@@ -19,3 +19,13 @@ def test_an_allocation_numpy_refuses_is_an_eval_error_naming_the_equation(check)
     assert isinstance(err, JaxprTypeError)
     assert (err.eqn_index, err.primitive) == (1, "broadcast_in_dim")
     assert "evaluation failed" in str(err)
+
+
+def test_an_unsupported_param_value_is_a_typed_not_implemented_error():
+    from ir.errors import UnsupportedEvaluation
+
+    text = ("{ lambda ; a:u32[4]. let\n    b:u32[4] c:u32[2,3] = rng_bit_generator[algorithm=RNG_FOO dtype=uint32 "
+            "out_sharding=None shape=(2, 3)] a\n  in (b, c) }")
+    with pytest.raises(UnsupportedEvaluation) as info:
+        eval_jaxpr(parse_jaxpr(text), np.zeros(4, np.uint32))
+    assert isinstance(info.value, NotImplementedError) and info.value.primitive == "rng_bit_generator"
