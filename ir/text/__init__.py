@@ -10,6 +10,11 @@ Constants: JAX prints a top-level constvar (`{ lambda a:f64[8]; b:f64[8]. ...`) 
 trailing axis of two uint32 words) as placeholders; a caller that knows the values (the oracle
 fixtures' `consts`) replaces them. Nested jaxprs with constvars are rejected for the same reason.
 
+Limits: nesting deeper than 100 levels, numbers longer than 400 characters, more than 64 dimensions or a
+dimension beyond int64, more than 100,000 items in one list (operands, binders, outputs, param elements),
+bytes that are not UTF-8 (`decode_source`) and lone surrogates are `JaxprSyntaxError`s at their place;
+messages quote an escaped window of at most 120 characters of the source line.
+
 Hidden params: where JAX's printer leaves params out (`broadcast_in_dim`'s `shape`, `dot_general`'s
 `None`s, the custom calls' `num_consts=0`), the parser puts them back so `eqn.params` is complete,
 and the printer leaves them out again; see `ir.text.eqn_rules`.
