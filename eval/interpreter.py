@@ -18,7 +18,7 @@ import numpy as np
 
 from eval.registry import get_impl, get_key_impl
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray
-from ir.errors import JaxprTypeError
+from ir.errors import EqjaxError, JaxprEvalError, JaxprTypeError, UnsupportedEvaluation, clipped
 from ir.primitives import get_primitive
 
 
@@ -100,7 +100,12 @@ def eval_jaxpr(jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] | N
     if isinstance(jaxpr, ClosedJaxpr):
         consts = jaxpr.consts if consts is None else consts
         jaxpr = jaxpr.jaxpr
-    plan = _plan(jaxpr)
+    try:
+        plan = _plan(jaxpr)
+    except EqjaxError:
+        raise
+    except _IMPL_FAILURES as e:  # a key rule or registry lookup rejecting an equation's params
+        raise JaxprEvalError(f"cannot prepare evaluation: {type(e).__name__}: {clipped(str(e), 200)}") from e
     if len(args) != len(plan.in_slots):
         raise JaxprTypeError(f"jaxpr takes {len(plan.in_slots)} arguments, got {len(args)}")
     consts = list(consts or ())
@@ -115,20 +120,47 @@ def eval_jaxpr(jaxpr: ClosedJaxpr | Jaxpr, *args: Any, consts: Sequence[Any] | N
         env[s] = arr
     if check:
         _run_checked(plan, env)
-    else:
-        for fn, ins, outs, params, multiple, _ in plan.steps:
+        return [env[s] for s in plan.out_slots]
+    step = None
+    try:
+        for step in plan.steps:
+            fn, ins, outs, params, multiple, _ = step
             result = fn(*[env[i] for i in ins], **params)
             if multiple:
                 for o, r in zip(outs, result, strict=True):
                     env[o] = r
             else:
                 env[outs[0]] = result
+    except EqjaxError:
+        raise
+    except _IMPL_FAILURES as e:
+        raise _eval_error(plan, step, e) from e
     return [env[s] for s in plan.out_slots]
+
+
+# What an implementation raises on a type-checked equation it cannot run: the program asks for something
+# NumPy refuses (a huge shape, an out-of-range index, params inconsistent in a way the shape rule does not
+# see, an enum param value the NumPy evaluator does not support: NotImplementedError). These become
+# `JaxprEvalError`s naming the equation; EqjaxErrors (UnsupportedPrimitive, nested jaxprs' errors) pass through.
+_IMPL_FAILURES = (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
+                  OverflowError, MemoryError, np.linalg.LinAlgError, NotImplementedError)
+
+
+def _eval_error(plan: _Plan, step, e: Exception) -> JaxprEvalError:
+    index = plan.steps.index(step) if step is not None else None
+    primitive = step[5].primitive if step is not None else None
+    kind = UnsupportedEvaluation if isinstance(e, NotImplementedError) else JaxprEvalError
+    return kind(f"evaluation failed: {type(e).__name__}: {clipped(str(e), 200)}", index, primitive)
 
 
 def _run_checked(plan: _Plan, env: list[Any]) -> None:
     for k, (fn, ins, outs, params, multiple, eqn) in enumerate(plan.steps):
-        result = fn(*[env[i] for i in ins], **params, **({"check": True} if _takes_check(fn) else {}))
+        try:
+            result = fn(*[env[i] for i in ins], **params, **({"check": True} if _takes_check(fn) else {}))
+        except EqjaxError:
+            raise
+        except _IMPL_FAILURES as e:
+            raise _eval_error(plan, plan.steps[k], e) from e
         results = list(result) if multiple else [result]
         if len(results) != len(outs):
             raise AssertionError(f"equation {k} ({eqn.primitive}): implementation returned "

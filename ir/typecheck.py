@@ -1,7 +1,8 @@
 """Type checking of Jaxprs and their canonical fingerprint.
 
 `typecheck` walks every equation (nested jaxprs included), checks that each operand is bound before
-use, applies the primitive's shape/dtype rule and compares the result with the declared binders.
+use, checks its params against the primitive's schema (`ir.param_schemas`), applies the primitive's
+shape/dtype rule and compares the result with the declared binders.
 A primitive without a shape rule is trusted: its declared binders are taken as they are (evaluation
 will name it as unsupported if it has no implementation either).
 """
@@ -12,6 +13,7 @@ import hashlib
 
 from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, Var, subjaxprs
 from ir.errors import JaxprTypeError
+from ir.param_schemas import check_params
 from ir.primitives import SHAPE_RULES, _load_rules
 
 # Exceptions a shape rule raises on malformed params (a bad axis, a missing key): the equation is
@@ -55,6 +57,10 @@ def _check_jaxpr(jaxpr: Jaxpr, seen: set[int]) -> None:
                 raise JaxprTypeError("operand used before it is bound", i, eqn.primitive)
             if not isinstance(x, (Var, Literal)):
                 raise JaxprTypeError(f"operand is not a variable or literal: {x!r}", i, eqn.primitive)
+        try:
+            check_params(eqn.primitive, eqn.params)
+        except JaxprTypeError as e:
+            raise JaxprTypeError(e.detail, i, eqn.primitive) from None
         for sub in subjaxprs(eqn):
             _check_jaxpr(sub.jaxpr, seen)
         rule = SHAPE_RULES.get(eqn.primitive)

@@ -59,6 +59,9 @@ _CONDITION_TEMPLATES = (
 )
 
 
+MAX_NUMBER_CHARS = 400
+
+
 class RuleSyntaxError(EqjaxError):
     """A malformed rule: `file`, 1-based `line` and `column`, what was `expected` there."""
 
@@ -177,6 +180,9 @@ class _Line:
             if m is None:
                 raise self.error(f"unexpected character {text[pos]!r}", pos,
                                  "a pattern, '=>', '<=>', 'if', a condition or '#'")
+            if m.lastgroup == "number" and m.end() - pos > MAX_NUMBER_CHARS:  # int() refuses > 4,300 digits
+                raise self.error(f"number of {m.end() - pos} characters", pos,
+                                 f"a number of at most {MAX_NUMBER_CHARS} characters")
             tokens.append(Token(m.lastgroup, m.group(), pos))
             pos = m.end()
 

@@ -40,11 +40,14 @@ import sys
 from pathlib import Path
 
 from eval.oracle import DEFAULT_ORACLE
-from ir.errors import EqjaxError
+from ir.errors import EqjaxError, clipped
 
 
 def _read_text(path: str) -> str:
-    return sys.stdin.read() if path == "-" else Path(path).read_text()
+    """A file's (or stdin's, for '-') text, which must be UTF-8: a `JaxprSyntaxError` at the first bad byte."""
+    from ir.text import decode_source
+
+    return decode_source(sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes())
 
 
 def cmd_conformance(args) -> int:
@@ -79,9 +82,27 @@ def cmd_conformance(args) -> int:
 def _limits(args):
     from rewrites.engine import Limits
 
-    base = Limits()
-    return Limits(iterations=args.iter_limit or base.iterations, nodes=args.node_limit or base.nodes,
-                  seconds=args.time_limit or base.seconds)
+    base = Limits()  # an option left out keeps the default; 0 means 0
+
+    def given(value, default):
+        return default if value is None else value
+
+    return Limits(iterations=given(args.iter_limit, base.iterations), nodes=given(args.node_limit, base.nodes),
+                  seconds=given(args.time_limit, base.seconds))
+
+
+def _non_negative(kind):
+    """An argparse type: a number of `kind` that is at least 0."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value >= 0:  # also rejects nan
+            raise argparse.ArgumentTypeError(f"must be at least 0: {text!r}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def cmd_optimize(args) -> int:
@@ -221,13 +242,24 @@ def cmd_rules(args) -> int:
     return 0
 
 
+def _read_rule_text(path: str) -> str:
+    """A rule file's text: bytes that are not UTF-8 are a `RuleSyntaxError` at their place."""
+    from ir.errors import JaxprSyntaxError
+    from rewrites.ruletext import RuleSyntaxError
+
+    try:
+        return _read_text(path)
+    except JaxprSyntaxError as e:
+        raise RuleSyntaxError("the file is not valid UTF-8", path, e.line, e.column, "UTF-8 text") from None
+
+
 def _pattern_rules(args) -> list:
     """The rules `rules verify` checks: a file's (--load), else built-in ones, named or all."""
     from rewrites.ruledump import dump_rule
     from rewrites.ruletext import parse_rules
 
     if args.load:
-        patterns = parse_rules(Path(args.load).read_text(), args.load)
+        patterns = parse_rules(_read_rule_text(args.load), args.load)
     else:
         from rewrites.rulesets import all_rules
 
@@ -448,9 +480,9 @@ def _optimizer_args(o: argparse.ArgumentParser) -> None:
     o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
     o.add_argument("--cost", default="flops", help=COST_HELP)
     o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
-    o.add_argument("--node-limit", type=int, help="stop saturating past this many e-nodes")
-    o.add_argument("--iter-limit", type=int, help="at most this many iterations")
-    o.add_argument("--time-limit", type=float, help="seconds of saturation at most")
+    o.add_argument("--node-limit", type=_non_negative(int), help="stop saturating past this many e-nodes")
+    o.add_argument("--iter-limit", type=_non_negative(int), help="at most this many iterations (0: none)")
+    o.add_argument("--time-limit", type=_non_negative(float), help="seconds of saturation at most")
     o.add_argument("--no-loop-rewrites", dest="loops", action="store_false",
                    help="turn off loop-invariant hoisting, trip-count weights and dead loop outputs (comparison)")
     o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
@@ -600,11 +632,14 @@ def main(argv: list[str] | None = None) -> int:
         for path in getattr(args, "custom_rules", None) or []:
             runpy.run_path(path)
         return args.func(args)
-    except EqjaxError as e:
-        print(f"eqjax {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+    except EqjaxError as e:  # one line: the error's first line, cut short and with escapes shown
+        print(f"eqjax {args.command}: {type(e).__name__}: {clipped(str(e).split(chr(10))[0])}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"eqjax {args.command}: {e}", file=sys.stderr)
+        print(f"eqjax {args.command}: {clipped(str(e))}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as e:  # a file read by a library helper rather than by _read_text
+        print(f"eqjax {args.command}: a file is not valid UTF-8 (byte {e.start}: {e.reason})", file=sys.stderr)
         return 2
 
 

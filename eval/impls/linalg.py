@@ -183,6 +183,17 @@ def _svd(a, *, routine, full_matrices, compute_uv):
         s = np.zeros(0, a.real.dtype)
         u, vt = np.eye(m, m if full_matrices else 0, dtype=a.dtype), np.eye(n if full_matrices else 0, n, dtype=a.dtype)
         return (s, u, vt) if compute_uv else (s,)
+    if not np.isfinite(a).all():
+        # LAPACK's gesdd/gesvd can loop forever on ±inf (JAX's CPU svd hangs on the same matrices, e.g.
+        # a 4x3 normal matrix with one inf); on nan input JAX returns all-nan results, on inf
+        # input all-nan singular values. Non-finite input therefore gives all nan, without LAPACK.
+        k = min(m, n)
+        nan = np.full(k, np.nan, a.real.dtype)
+        if not compute_uv:
+            return (nan,)
+        u = np.full((m, m if full_matrices else k), np.nan, a.dtype)
+        vt = np.full((n if full_matrices else k, n), np.nan, a.dtype)
+        return nan, u, vt
     flags = dict(compute_uv=int(compute_uv), full_matrices=int(full_matrices))
     lwork = queried_lwork("svd", routine, a, m, n, **flags)
     u, s, vt, info = lapack_routine("svd", routine, a)(a, lwork=lwork, **flags)

@@ -10,6 +10,11 @@ Constants: JAX prints a top-level constvar (`{ lambda a:f64[8]; b:f64[8]. ...`) 
 trailing axis of two uint32 words) as placeholders; a caller that knows the values (the oracle
 fixtures' `consts`) replaces them. Nested jaxprs with constvars are rejected for the same reason.
 
+Limits: nesting deeper than 100 levels, numbers longer than 400 characters, more than 64 dimensions or a
+dimension beyond int64, more than 100,000 items in one list (operands, binders, outputs, param elements),
+bytes that are not UTF-8 (`decode_source`) and lone surrogates are `JaxprSyntaxError`s at their place;
+messages quote an escaped window of at most 120 characters of the source line.
+
 Hidden params: where JAX's printer leaves params out (`broadcast_in_dim`'s `shape`, `dot_general`'s
 `None`s, the custom calls' `num_consts=0`), the parser puts them back so `eqn.params` is complete,
 and the printer leaves them out again; see `ir.text.eqn_rules`.
@@ -22,7 +27,19 @@ from ir.errors import JaxprSyntaxError, JaxprTypeError
 from ir.text.parser import Parser
 from ir.text.printer import print_jaxpr
 
-__all__ = ["parse_jaxpr", "parse_jaxpr_untyped", "print_jaxpr", "canonical_text"]
+__all__ = ["parse_jaxpr", "parse_jaxpr_untyped", "print_jaxpr", "canonical_text", "decode_source"]
+
+
+def decode_source(data: bytes) -> str:
+    """The text of a jaxpr file's bytes, which must be UTF-8: a `JaxprSyntaxError` at the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        line_start = data.rfind(b"\n", 0, e.start) + 1
+        column = len(data[line_start:e.start].decode("utf-8", "replace")) + 1
+        raise JaxprSyntaxError(f"the text is not valid UTF-8 (byte {data[e.start:e.start + 1]!r}: {e.reason})",
+                               line, column, "UTF-8 text") from None
 
 
 def parse_jaxpr_untyped(text: str) -> ClosedJaxpr:

@@ -17,6 +17,7 @@ The token kinds are context free; the parser decides what a name means where it 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ir.errors import JaxprSyntaxError
@@ -30,6 +31,10 @@ _TOKEN = re.compile(
     r"|(?P<punct>[{}()\[\],;:=.])"
 )
 _SPACE = re.compile(r"[ \t\r\n]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# JAX prints no number longer than a float64 or complex128 repr; far longer ones are rejected before any
+# int()/float() sees them (Python refuses int strings of more than 4,300 digits, and big ones are slow).
+MAX_NUMBER_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,24 +76,36 @@ class Source:
 
 
 def tokenize(src: Source) -> list[Token]:
-    text, pos, tokens = src.text, 0, []
+    return list(iter_tokens(src))
+
+
+def iter_tokens(src: Source) -> Iterator[Token]:
+    """The tokens of the text, made as the parser asks for them (an error early in a huge text stops at once);
+    the last one is `eof`."""
+    text, pos = src.text, 0
+    bad = _SURROGATE.search(text)
+    if bad:
+        raise src.error(f"lone surrogate {bad.group()!r} in the text", bad.start(), "valid Unicode text")
     while True:
         space_end = _SPACE.match(text, pos).end()
         space = space_end > pos or pos == 0
         line_start = pos == 0 or "\n" in text[pos - 1:space_end]
         pos = space_end
         if pos == len(text):
-            tokens.append(Token("eof", "", pos, pos, True, line_start))
-            return tokens
+            yield Token("eof", "", pos, pos, True, line_start)
+            return
         if text[pos] == "<":
             end = _angle_end(src, pos)
-            tokens.append(Token("angle", text[pos:end], pos, end, space, line_start))
+            yield Token("angle", text[pos:end], pos, end, space, line_start)
             pos = end
             continue
         m = _TOKEN.match(text, pos)
         if m is None:
             raise src.error(f"unexpected character {text[pos]!r}", pos, "a name, number, literal or bracket")
-        tokens.append(Token(m.lastgroup, m.group(), pos, m.end(), space, line_start))
+        if m.lastgroup in ("number", "complex") and m.end() - pos > MAX_NUMBER_CHARS:
+            raise src.error(f"number of {m.end() - pos} characters", pos,
+                            f"a number of at most {MAX_NUMBER_CHARS} characters")
+        yield Token(m.lastgroup, m.group(), pos, m.end(), space, line_start)
         pos = m.end()
 
 

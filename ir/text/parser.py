@@ -36,9 +36,14 @@ from ir import dtypes
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.params import NpScalar, Opaque, Record, Symbol
 from ir.text.eqn_rules import complete_params
-from ir.text.lexer import Source, Token, tokenize
+from ir.text.lexer import Source, Token, iter_tokens
 
 MAX_DEPTH = 100  # nested jaxprs and param values; deeper text is rejected well before Python's stack limit
+MAX_RANK = 64  # NumPy's limit on the number of dimensions
+MAX_DIM = 2**63 - 1  # dimension sizes are int64 in JAX and NumPy
+# Operands of one equation, binders, outputs, elements of one param tuple: ten times the widest program
+# eqjax is meant to handle (10,000 outputs); a longer list is rejected where it passes the bound.
+MAX_ITEMS = 100_000
 _LITERAL_NAMES = frozenset({"nan", "inf", "nanj", "infj", "True", "False"})
 _VAR_NAME = re.compile(r"[A-Za-z_]\w*")
 _INT = re.compile(r"-?\d+")
@@ -80,17 +85,22 @@ class _Scope:
 class Parser:
     def __init__(self, text: str):
         self.src = Source(text)
-        self.toks: list[Token] = tokenize(self.src)
+        self._pending_tokens = iter_tokens(self.src)
+        self.toks: list[Token] = []  # the tokens read so far; the parser may jump back to a `let` definition
         self.i = 0
         self.depth = 0
 
     # --- tokens ------------------------------------------------------------------------------
     def peek(self, k: int = 0) -> Token:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+        toks = self.toks
+        while len(toks) <= self.i + k and not (toks and toks[-1].kind == "eof"):
+            toks.append(next(self._pending_tokens))
+        return toks[min(self.i + k, len(toks) - 1)]
 
     def take(self) -> Token:
         tok = self.peek()
-        self.i = min(self.i + 1, len(self.toks) - 1)
+        if tok.kind != "eof":  # eof is taken forever
+            self.i += 1
         return tok
 
     def at(self, text: str, k: int = 0) -> bool:
@@ -109,6 +119,10 @@ class Parser:
         if not self.at(text):
             raise self.unexpected(f"{text!r} {context}")
         return self.take()
+
+    def count(self, items: list, what: str) -> None:
+        if len(items) >= MAX_ITEMS:
+            raise self.error(f"more than {MAX_ITEMS:,} {what}", expected=f"at most {MAX_ITEMS:,} {what}")
 
     def enter(self):
         self.depth += 1
@@ -195,6 +209,7 @@ class Parser:
     def binders(self, scope: _Scope, end: str, what: str) -> list[Var]:
         out = []
         while not self.at(end):
+            self.count(out, what)
             name_tok, aval = self.binder(f"a binder `name:type` or {end!r} in the {what}")
             out.append(self.bind(scope, name_tok, aval))
         return out
@@ -231,6 +246,10 @@ class Parser:
             tok = self.take()
             if tok.kind != "number" or not tok.text.isdigit():
                 raise self.unexpected("a dimension size (a non-negative integer)", tok)
+            if int(tok.text) > MAX_DIM:
+                raise self.error(f"dimension size of {len(tok.text)} digits", tok, f"a size of at most {MAX_DIM}")
+            if len(dims) == MAX_RANK:
+                raise self.error(f"more than {MAX_RANK} dimensions", tok, f"at most {MAX_RANK} dimensions")
             dims.append(int(tok.text))
         self.take()
         return ShapedArray(tuple(dims), dtype)
@@ -252,6 +271,7 @@ class Parser:
         column = self.src.position(self.peek().start)[1]
         pending = [self.binder("a binder `name:type` or 'in ('")]
         while not self.at("="):
+            self.count(pending, "results of one equation")
             pending.append(self.binder("'=' after binders"))
         self.take()
         prim = self.take()
@@ -260,6 +280,7 @@ class Parser:
         params = self.params(lets) if self.at("[") else {}
         invars = []
         while self.at_operand(column):
+            self.count(invars, "operands of one equation")
             invars.append(self.atom(scope))
         outvars = [self.bind(scope, tok, aval) for tok, aval in pending]  # bound after the operands
         return Eqn(prim.text, invars, outvars, complete_params(prim.text, params, outvars))
@@ -319,6 +340,7 @@ class Parser:
         self.expect("(", "to start the output tuple")
         out = []
         while not self.at(")"):
+            self.count(out, "outputs")
             out.append(self.atom(scope))
             if not self.at(")"):
                 self.expect(",", "between outputs")
@@ -401,6 +423,7 @@ class Parser:
                 self.expect(",", "between arguments")
                 if self.at(")"):
                     break
+            self.count(positional + fields, "arguments of one call")
             if self.peek().kind == "name" and self.at("=", 1):
                 key = self.take().text
                 self.take()
@@ -428,6 +451,7 @@ class Parser:
         while not self.at(")"):
             if self.peek().kind == "eof":
                 raise self.error("unterminated tuple", open_tok, "')'")
+            self.count(items, "elements of one param value")
             items.append(self.value(key, lets))
         self.take()
         for item in items:
@@ -446,6 +470,7 @@ class Parser:
                 self.expect(",", f"between elements or {close!r} to close")
                 if self.at(close):
                     break
+            self.count(items, "elements of one param value")
             items.append(self.value(key, lets))
         self.take()
         return items
