@@ -290,7 +290,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     cut so that the rules that fired last, each at its limit, fit in the node budget left (back-off skips a
     rule that matches more than its limit, so a rule adds at most its limit's worth). The first iteration
     has no measure to go by and may overshoot (one iteration of a 300-term sum grew the e-graph 7x); an
-    e-graph loaded past the limit (a transform's terms) gets one iteration. (egglog's push/pop could undo
+    e-graph loaded past the default limit (a transform's terms) gets one iteration, past an explicit one none. (egglog's push/pop could undo
     a step, but measured on egglog 13 a pop left the step's rows behind, to reappear at the next run.)
     Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
     far) fits before `deadline` (default: `limits.seconds` from now)."""
@@ -311,7 +311,9 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     report.stop_reason = "iterations"
     report.egraph_nodes = size = egraph_nodes(egraph)
     chunk, slowest, rows_per_match, fired, throttled = 1, 0.0, 0.0, 0, False
-    while report.iterations < limits.iterations:
+    if limits.nodes is not None and size >= limits.nodes:
+        report.stop_reason = "nodes"  # a limit given explicitly (`--node-limit 0`) holds from the start
+    while report.stop_reason == "iterations" and report.iterations < limits.iterations:
         # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
         n = min(chunk, limits.iterations - report.iterations)
