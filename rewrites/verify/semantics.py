@@ -8,16 +8,16 @@ blame the rules when they differ.
 Each named rule set promises what its soundness classes allow (DESIGN.md), and is judged by that promise,
 output by output, on every input sample (`JUDGES`):
 
-    strict   bit-identical: a nan matches any nan, zeros keep their sign
-    default  within the tolerance, with the same nan and ±inf pattern (`eval.oracle.mismatch`: the rule the
-             oracle fixtures are compared by)
-    fast     within the tolerance where the original's result is finite, on samples whose inputs hold no
-             special value (nan, ±inf, -0.0); a sample with a special input may differ
+    strict   bit-identical on every sample: a nan matches any nan, zeros keep their sign
+    default  within the tolerance, with the same nan and ±inf pattern (`eval.oracle.mismatch`, the rule the
+             oracle fixtures are compared by), on finite and special samples
+    fast     within the tolerance wherever the original's result is finite, on finite samples only
 
-Inputs. A random program (`ir.strategies.programs`, drawn from a seeded `ConjectureData`, so program `i` of
-seed `s` is the same in every run) runs on its own finite inputs, `FINITE_SAMPLES` more (`finite_arrays`)
-and `SPECIAL_SAMPLES` where about half the elements are the dtype's special values
-(`rewrites.verify.numeric.special_values`: ±0, ±inf, nan, subnormal, tiny, huge, the largest finite). A
+Inputs (`Sample`s, each of a kind). A random program (`ir.strategies.programs`, drawn from a seeded
+`ConjectureData`, so program `i` of seed `s` is the same in every run and process) runs on its own inputs
+(finite, |x| <= 8), `FINITE_SAMPLES` more finite ones (`finite_arrays`), `SPECIAL_SAMPLES` where about half
+the elements are ±0, ±inf or nan, and `RANGE_SAMPLES` where they are extreme magnitudes (subnormal, tiny,
+huge, the largest finite): both from `rewrites.verify.numeric.special_values` of the input's dtype. A
 fixture program runs on JAX's inputs only: they come from each primitive's valid domain (SPD matrices,
 in-bounds indices), which random values break, and LAPACK can loop forever on non-finite matrices (issue 16);
 the fixtures tagged `special-values` carry special inputs of their own.
