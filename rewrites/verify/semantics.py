@@ -9,8 +9,9 @@ Each named rule set promises what its soundness classes allow (DESIGN.md), and i
 output by output, on every input sample (`JUDGES`):
 
     strict   bit-identical on every sample: a nan matches any nan, zeros keep their sign
-    default  within the tolerance, with the same nan and ±inf pattern (`eval.oracle.mismatch`, the rule the
-             oracle fixtures are compared by), on finite and special samples
+    default  within the tolerance wherever the original's result is finite, on finite and special samples;
+             on special samples also the same nan and ±inf pattern (`eval.oracle.mismatch`, the rule the
+             oracle fixtures are compared by)
     fast     within the tolerance wherever the original's result is finite, on finite samples only
 
 Inputs (`Sample`s, each of a kind). A random program (`ir.strategies.programs`, drawn from a seeded
@@ -100,11 +101,17 @@ def agree_strict(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str
 
 
 def agree_default(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:
-    """Within `tol`, with the same nan and ±inf pattern, on finite and special samples. Extreme magnitudes
-    are left to `strict`: `real` rules may change how intermediates overflow and underflow (log(exp(x)) -> x
-    at x = -1e30 gives -1e30 where the original's exp underflows to 0 and its log gives -inf), and telling
-    that from a false rule needs a real-number evaluation of the whole program."""
-    return _same_type(ref, got) or (None if kind == RANGE else mismatch(got, ref, tol, tol))
+    """Within `tol` wherever the original's result is finite; on special samples also the same nan and ±inf
+    pattern. `real` promises agreement where the left side is defined over the reals, and the same kind of
+    result at IEEE special inputs: at finite inputs, a non-finite original result is a singularity (no
+    promise) or an intermediate that overflowed or underflowed, which `real` rules may change (log(exp(x))
+    -> x gives -874.6 where the original's exp underflows to 0 and its log to -inf). Extreme magnitudes are
+    left to `strict` for the same reason: telling such a change from a false rule needs a real-number
+    evaluation of the whole program."""
+    problem = _same_type(ref, got)
+    if problem or kind == RANGE:
+        return problem
+    return mismatch(got, ref, tol, tol) if kind == SPECIAL else _close_where_finite(ref, got, tol)
 
 
 def agree_fast(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:
@@ -113,6 +120,10 @@ def agree_fast(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str |
     problem = _same_type(ref, got)
     if problem or kind != FINITE:
         return problem
+    return _close_where_finite(ref, got, tol)
+
+
+def _close_where_finite(ref: np.ndarray, got: np.ndarray, tol: float) -> str | None:
     r = _as_float(ref)
     if r is None:
         return mismatch(got, ref, tol, tol)

@@ -74,10 +74,13 @@ def test_programs_and_inputs_are_determined_by_the_seed():
     # strict: the sign of a zero counts, a nan matches any nan
     ("strict", (np.array([0.0, np.nan]), np.array([-0.0, np.nan])), FINITE, True),
     ("strict", (np.array([1.0, np.nan]), np.array([1.0, -np.nan])), SPECIAL, False),
-    # default: rounding passes, an infinity of the other sign or a nan for a number does not
+    # default: rounding passes, a nan for a number does not; on special samples neither does another kind
     ("default", (np.array([1.0, np.inf]), np.array([1.0 + 1e-9, np.inf])), SPECIAL, False),
     ("default", (np.array([1.0, np.inf]), np.array([1.0, -np.inf])), SPECIAL, True),
     ("default", (np.array([1.0]), np.array([np.nan])), FINITE, True),
+    ("default", (np.array([-np.inf]), np.array([-874.5])), FINITE, False),  # the original's exp underflowed
+    ("default", (np.array([-np.inf]), np.array([-874.5])), SPECIAL, True),
+    ("default", (np.array([0.0]), np.array([1.0])), RANGE, False),  # extreme magnitudes: strict only
     # fast: anything goes on a special sample, and where the original overflowed
     ("fast", (np.array([1.0]), np.array([np.nan])), SPECIAL, False),
     ("fast", (np.array([np.inf, 2.0]), np.array([np.nan, 2.0])), FINITE, False),
