@@ -43,7 +43,7 @@ import numpy as np
 
 from eval.interpreter import eval_jaxpr
 from eval.oracle import Case, mismatch, parse_case
-from ir.core import ClosedJaxpr
+from ir.core import ClosedJaxpr, DropVar, Jaxpr
 from ir.errors import EqjaxError, UnsupportedPrimitive
 from ir.strategies import FINITE_BOUND, Program, programs
 from rewrites.engine import optimize
@@ -65,8 +65,9 @@ DEFAULT_TOLERANCE = {"float64": 1e-6, "complex128": 1e-6, "float32": 1e-3, "comp
 # --- judging -------------------------------------------------------------------------------------------------
 
 # The kinds of input sample: moderate finite values; IEEE special values (±0, ±inf, nan) among moderate ones;
-# extreme magnitudes (subnormal, tiny, huge, the largest finite) among moderate ones.
-FINITE, SPECIAL, RANGE = "finite", "special", "range"
+# extreme magnitudes (subnormal, tiny, huge, the largest finite) among moderate ones; finite values on which
+# the original program makes a special value inside (pow(-4.4, -4.4) is nan), see `inner_kind`.
+FINITE, SPECIAL, RANGE, INNER = "finite", "special", "range", "inner"
 
 
 def _as_float(a: np.ndarray) -> np.ndarray | None:
@@ -115,8 +116,9 @@ def agree_default(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> st
 
 
 def agree_fast(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:
-    """On finite samples only: within `tol` wherever the original's result is finite (an intermediate that
-    overflows is a special value too)."""
+    """On finite samples only: within `tol` wherever the original's result is finite. `unsafe` rules change
+    what special values do, also those a program makes inside from finite inputs (an INNER sample: le-self
+    makes le(nan, nan) True where pow(-4.4, -4.4) is nan), so those samples are not judged."""
     problem = _same_type(ref, got)
     if problem or kind != FINITE:
         return problem
@@ -222,6 +224,20 @@ class Outcome:
     got: np.ndarray | None = None
 
 
+def inner_kind(closed: ClosedJaxpr, sample: Sample) -> Sample:
+    """A FINITE sample as INNER when a top-level equation of `closed` makes a nan or ±inf from it."""
+    if sample.kind != FINITE:
+        return sample
+    jaxpr = closed.jaxpr
+    kept = [v for e in jaxpr.eqns for v in e.outvars if not isinstance(v, DropVar)]
+    every = ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.eqns), closed.consts)
+    for value in run(every, sample.args):
+        v = _as_float(value)
+        if v is not None and not np.isfinite(v).all():
+            return Sample(INNER, sample.args)
+    return sample
+
+
 def run(closed: ClosedJaxpr, args) -> list[np.ndarray]:
     with np.errstate(all="ignore"):
         return [np.asarray(o) for o in eval_jaxpr(closed, *args)]
@@ -255,6 +271,7 @@ def check_program(closed: ClosedJaxpr, inputs: Sequence[Sample], rules: str | Se
     tol = tolerance_for(closed) if tol is None else tol
     try:
         refs = refs if refs is not None else [run(closed, sample.args) for sample in inputs]
+        inputs = [inner_kind(closed, sample) for sample in inputs]
     except EqjaxError as e:
         return Outcome("skipped", f"the original does not evaluate: {type(e).__name__}: {e}")
     try:
@@ -292,6 +309,7 @@ def attribute(closed: ClosedJaxpr, sample: Sample, rules: str | Sequence[Rule], 
     by_name = {r.name: r for r in resolve_rules(rules)}
     candidates = [by_name[n] for n in fired if n in by_name]
     ref = run(closed, sample.args)
+    sample = inner_kind(closed, sample)
     tries = 0
 
     def fails(subset: list[Rule]) -> bool:

@@ -17,12 +17,14 @@ from rewrites.rulecompile import rules_from_text
 from rewrites.rulesets import rules_in_set
 from rewrites.verify.semantics import (
     FINITE,
+    INNER,
     JUDGES,
     RANGE,
     SPECIAL,
     Sample,
     attribute,
     check_program,
+    inner_kind,
     program_inputs,
     random_program,
     run_semantics,
@@ -70,6 +72,12 @@ def test_programs_and_inputs_are_determined_by_the_seed():
     assert {FINITE, SPECIAL, RANGE} <= set(kinds)
 
 
+def test_a_nan_made_inside_from_finite_inputs_makes_the_sample_inner():
+    closed = parse_jaxpr("{ lambda ; a:f32[2]. let b:f32[2] = pow a a; c:f32[2] = abs b in (c,) }")
+    assert inner_kind(closed, Sample(FINITE, (np.array([-4.4, 2.0], np.float32),))).kind == INNER
+    assert inner_kind(closed, Sample(FINITE, (np.array([4.4, 2.0], np.float32),))).kind == FINITE
+
+
 @pytest.mark.parametrize(("ref", "got", "kind", "fails"), [
     # strict: the sign of a zero counts, a nan matches any nan
     ("strict", (np.array([0.0, np.nan]), np.array([-0.0, np.nan])), FINITE, True),
@@ -85,6 +93,8 @@ def test_programs_and_inputs_are_determined_by_the_seed():
     ("fast", (np.array([1.0]), np.array([np.nan])), SPECIAL, False),
     ("fast", (np.array([np.inf, 2.0]), np.array([np.nan, 2.0])), FINITE, False),
     ("fast", (np.array([np.inf, 2.0]), np.array([np.nan, 3.0])), FINITE, True),
+    ("fast", (np.array([-8.88]), np.array([np.nan])), INNER, False),  # a nan made inside from finite inputs
+    ("default", (np.array([-8.88]), np.array([np.nan])), INNER, True),
 ])
 def test_judges_keep_each_sets_promise(ref, got, kind, fails):
     judge, (r, g) = ref, got
