@@ -7,3 +7,5 @@ import os
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 NIGHTLY = PROFILE == "nightly"
+# Random programs of the semantics run (tests/rewrites/test_semantics_run.py): ~1 s each under three rule sets.
+SEMANTICS_PROGRAMS = 2000 if NIGHTLY else 16

@@ -10,6 +10,8 @@
     eqjax sample FILE|- [-k K] [--seed S] [optimize's options]
                                        up to K distinct equivalent programs from one saturated e-graph
     eqjax rules list [--set S] [--json]
+    eqjax rules semantics [--programs N] [--sets strict,default,fast] [--seed S] [--jobs J] [--json]
+                                       random programs + fixtures optimized and compared, failures blamed on rules
     eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
     eqjax grad FILE|- [--argnums 0,1]  the optimized gradient program of a scalar-output jaxpr
     eqjax jvp FILE|- / vjp FILE|-      the optimized JVP program (primals, tangents) / VJP program
@@ -338,6 +340,42 @@ def cmd_rules_effect(args) -> int:
     return 0
 
 
+def cmd_rules_semantics(args) -> int:
+    """Random programs and every fixture optimized under each rule set, judged by its promise (a rich table:
+    programs, agree, differ, errors, skipped, the rules blamed), each difference listed with its rules."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from eval.oracle import load_fixtures
+    from rewrites.verify.semantics import run_semantics
+
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    cases = [] if args.no_fixtures else load_fixtures(args.fixtures or [DEFAULT_ORACLE])
+    result = run_semantics(args.programs, sets, args.seed, cases, jobs=args.jobs)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=1))
+        return 1 if any(s.differ or s.errors for s in result.sets.values()) else 0
+    table = Table(title=f"semantics: {result.random_programs} random programs (seed {result.seed}) + "
+                  f"{result.fixtures} fixtures, {result.seconds:.0f} s", title_justify="left")
+    for column in ("rule set", "programs", "agree", "differ", "errors", "skipped", "rules blamed"):
+        table.add_column(column, justify="left" if column in ("rule set", "rules blamed") else "right")
+    for s in result.sets.values():
+        blamed = ", ".join(f"{name} ×{n}" for name, n in sorted(s.blamed.items(), key=lambda kv: (-kv[1], kv[0])))
+        table.add_row(s.rule_set, str(s.programs), str(s.agree), str(s.differ), str(s.errors), str(s.skipped),
+                      blamed or "-")
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    console.print(table)
+    for s in result.sets.values():
+        for f in s.findings:
+            console.print(f"{s.rule_set} {f.source}: {', '.join(f.blame.rules) or '(no rule fired)'}"
+                          f"{'' if f.blame.reproduced else ' (not reproduced by the fired rules alone)'}: {f.reason}"
+                          f"\n  inputs {[str(a) for a in f.inputs]}\n  original gives {f.original_gives!r}, "
+                          f"optimized gives {f.optimized_gives!r}", markup=False)
+        for source, reason in s.problems:
+            console.print(f"{s.rule_set} {source}: error: {reason}", markup=False)
+    return 1 if any(s.differ or s.errors for s in result.sets.values()) else 0
+
+
 def cmd_check(args) -> int:
     from ir.text import parse_jaxpr
     from ir.typecheck import fingerprint
@@ -578,6 +616,16 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--cost", default="flops", help=COST_HELP)
     re_.add_argument("--json", action="store_true")
     re_.set_defaults(func=cmd_rules_effect)
+    rs = r_sub.add_parser("semantics", help="random programs and every fixture optimized under each rule set and "
+                          "compared with the original by the set's promise; differences blamed on rules")
+    rs.add_argument("--programs", type=int, default=2000, help="random programs (ir.strategies; default 2000)")
+    rs.add_argument("--sets", default="strict,default,fast", help="comma-separated rule sets")
+    rs.add_argument("--seed", type=int, default=0, help="the random programs' and inputs' seed")
+    rs.add_argument("--fixtures", action="append", help="fixture files or directories (default: tests/oracle)")
+    rs.add_argument("--no-fixtures", action="store_true", help="random programs only")
+    rs.add_argument("--jobs", type=int, default=1, help="worker processes (the result does not depend on it)")
+    rs.add_argument("--json", action="store_true", help="the counts, blamed rules, findings and errors as JSON")
+    rs.set_defaults(func=cmd_rules_semantics)
 
     k = sub.add_parser("check", help="parse and typecheck a jaxpr text, print it back")
     k.add_argument("file", help="a file with jaxpr text, or - for stdin")
