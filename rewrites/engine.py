@@ -290,8 +290,9 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     cut so that the rules that fired last, each at its limit, fit in the node budget left (back-off skips a
     rule that matches more than its limit, so a rule adds at most its limit's worth). The first iteration
     has no measure to go by and may overshoot (one iteration of a 300-term sum grew the e-graph 7x); an
-    e-graph loaded past the default limit (a transform's terms) gets one iteration, past an explicit one none. (egglog's push/pop could undo
-    a step, but measured on egglog 13 a pop left the step's rows behind, to reappear at the next run.)
+    e-graph loaded past the default limit (a transform's terms) gets one iteration, past an explicit one
+    none. (egglog's push/pop could undo a step, but measured on egglog 13 a pop left the step's rows
+    behind, to reappear at the next run.)
     Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
     far) fits before `deadline` (default: `limits.seconds` from now)."""
     egraph = prep.egraph

@@ -4,7 +4,9 @@
 
 Soundness classes (see the project design):
     exact    bit-identical results for every input, special values included
-    real     equal over the reals where the left side is defined; IEEE specials give the same kind of result
+    real     equal over the reals where the left side is defined; IEEE specials give the same kind of result;
+             the sign of a zero may change (0 and -0 are one real: `0 - x -> -x` at +0), and with it the
+             sign of an infinity a later division makes of it (`rewrites.verify.semantics` judges so)
     guarded  `real` under a side condition the engine proves with an analysis
     unsafe   true over the reals but changes special-value behaviour (x*0 -> 0)
 

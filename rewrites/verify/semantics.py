@@ -10,8 +10,9 @@ output by output, on every input sample (`JUDGES`):
 
     strict   bit-identical on every sample: a nan matches any nan, zeros keep their sign
     default  within the tolerance wherever the original's result is finite, on finite and special samples;
-             on special samples also the same nan and ±inf pattern (`eval.oracle.mismatch`, the rule the
-             oracle fixtures are compared by)
+             on special samples also the same nan and infinity pattern (`eval.oracle.mismatch`, the rule the
+             oracle fixtures are compared by), an infinity's sign excepted where it follows a zero's sign,
+             which `real` rules may change (`_unsigned_infinities`)
     fast     within the tolerance wherever the original's result is finite, on finite samples only
 
 Inputs (`Sample`s, each of a kind). A random program (`ir.strategies.programs`, drawn from a seeded
@@ -112,7 +113,23 @@ def agree_default(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> st
     problem = _same_type(ref, got)
     if problem or kind == RANGE:
         return problem
-    return mismatch(got, ref, tol, tol) if kind == SPECIAL else _close_where_finite(ref, got, tol)
+    if kind != SPECIAL:
+        return _close_where_finite(ref, got, tol)
+    return mismatch(_unsigned_infinities(got, ref), ref, tol, tol)
+
+
+def _unsigned_infinities(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """`got` with each infinity whose sign alone differs from the original's given the original's sign.
+
+    A `real` rule may change the sign of a zero (0 and -0 are one real number: `0 - x -> -x` at x = +0,
+    `x - x -> x * 0` at x = -1.5), and a later division or rsqrt turns that zero into an infinity of the
+    other sign (1/(x - x) is +inf, 1/(x * 0) is -inf): the result keeps its kind, an infinity, and only its
+    sign follows the zero's. `strict` is the set whose results keep the sign of every zero."""
+    g, r = _as_float(got), _as_float(ref)
+    if g is None or g.dtype.kind == "c":
+        return got
+    flipped = np.isinf(g) & np.isinf(r) & (np.sign(g) != np.sign(r))
+    return np.where(flipped, ref, got).astype(got.dtype) if flipped.any() else got
 
 
 def agree_fast(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:

@@ -122,3 +122,16 @@ def test_attribution_names_exactly_the_unsound_rule_among_the_fired_ones():
     blame = attribute(closed, sample, rules, "default", outcome.fired)
     assert blame.reproduced
     assert blame.rules == [bad.name]
+
+
+def test_default_lets_a_real_rule_choose_the_sign_of_a_zero_and_of_the_infinity_it_makes():
+    """`sub-self` (real): x - x -> x * 0 is -0.0 at x = -1.5, so 1/(x - x) becomes -inf where it was +inf;
+    `default` accepts that (0 and -0 are one real number), `strict` does not hold the rule at all."""
+    closed = parse_jaxpr("{ lambda ; a:f64[2]. let b:f64[2] = sub a a; c:f64[2] = div 1.0:f64[] b in (c,) }")
+    sample = Sample(SPECIAL, (np.array([-1.5, np.nan]),))
+    outcome = check_program(closed, [sample], "default")
+    assert outcome.status == "agree" and "sub-self" in outcome.fired, outcome
+    assert JUDGES["default"](np.array([np.inf]), np.array([-np.inf]), SPECIAL, 1e-6) is None
+    assert JUDGES["default"](np.array([np.inf]), np.array([np.nan]), SPECIAL, 1e-6) is not None
+    assert JUDGES["default"](np.array([np.inf]), np.array([1.0]), SPECIAL, 1e-6) is not None
+    assert JUDGES["strict"](np.array([np.inf]), np.array([-np.inf]), SPECIAL, 1e-6) is not None
