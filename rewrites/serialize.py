@@ -79,13 +79,19 @@ def view_of(egraph: EGraph) -> EGraphView:
             raise RuntimeError(f"the {OUTPUT_TABLE} table must hold one class per output 0..n-1")
         roots = [_class_id("Arr", value) for _, value in rows]
     _drop_dangling(by_class)
-    by_class, roots = canonical_class_ids(by_class, roots)
+    first_use: dict[str, int] = {}  # class -> the first input equation whose result it holds (`ref(k)`)
+    refs = frozen.functions.get("ref")
+    for row in refs.rows if refs is not None else ():
+        cid, k = _class_id("Arr", row.output), raw.value_to_i64(row.inputs[0])
+        first_use[cid] = min(k, first_use.get(cid, k))
+    by_class, roots = canonical_class_ids(by_class, roots, first_use)
     for cls in by_class.values():
         cls.sort(key=_node_order)
     return EGraphView.from_classes(by_class, roots)
 
 
-def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str]) -> tuple[dict[str, list[ENode]], list[str]]:
+def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str], first_use: dict[str, int] | None = None,
+                        ) -> tuple[dict[str, list[ENode]], list[str]]:
     """The classes renamed by their content, in a canonical order, so that nothing downstream sees egglog's ids.
 
     egglog numbers values in the order it creates them, and that order is not stable between processes (the
@@ -95,7 +101,10 @@ def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str]) -> t
     whose children are all named in an earlier round. Congruence makes the names distinct (two classes with
     equal smallest nodes have the same children, so egglog merged them). Classes are ordered by round, then
     name; classes with no term of finite depth (unextractable) come last, named by their position in that
-    order of their nodes' text."""
+    order of their nodes' text. A class holding the result of the input's equation k (`first_use`) has its
+    name prefixed `e<k>`, so that ties between equal-cost nodes (mul(a, b) and mul(b, a)) go to the input's
+    order of operands, and the output reads in the input's order."""
+    first_use = first_use or {}
     names: dict[str, str] = {}
     used: set[str] = set()
     parents: dict[str, list[tuple[str, ENode]]] = {}
@@ -115,7 +124,8 @@ def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str]) -> t
                         if cid not in names))
         ready = {}
         for text, cid in named:
-            name = f"{cid.partition('-')[0]}-{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
+            prefix = f"e{first_use[cid]:07d}-" if cid in first_use else "n-"
+            name = f"{cid.partition('-')[0]}-{prefix}{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
             if name in used:
                 raise RuntimeError(f"two e-classes named {name} ({text}): a digest collision")
             names[cid] = name

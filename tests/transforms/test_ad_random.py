@@ -17,6 +17,7 @@ from scipy import special
 
 from eval.interpreter import eval_jaxpr
 from ir import make_jaxpr
+from ir.dtypes import float64
 from ir.params import Symbol
 from ir.tracing import bind
 from tests.transforms.ad_helpers import assert_oracle, check_transpose, jvp_eval, vjp_eval
@@ -80,7 +81,7 @@ def test_keys_and_bits_carry_no_tangent():
     def scaled_bits(key, x):
         bits = bind("random_bits", bind("random_split", bind("random_wrap", key, impl=FRY), shape=(3,)),
                     bit_width=32, shape=())
-        floats = bind("convert_element_type", bits, new_dtype=np.dtype("float64"), weak_type=False, sharding=None)
+        floats = bind("convert_element_type", bits, new_dtype=float64, weak_type=False, sharding=None)
         return floats * x, floats
 
     key, x = np.array([9, 10], np.uint32), np.array([1.0, 2.0, 3.0])
