@@ -79,6 +79,7 @@ def view_of(egraph: EGraph) -> EGraphView:
             raise RuntimeError(f"the {OUTPUT_TABLE} table must hold one class per output 0..n-1")
         roots = [_class_id("Arr", value) for _, value in rows]
     _drop_dangling(by_class)
+    by_class = _reachable(by_class, roots)
     first_use: dict[str, int] = {}  # class -> the first input equation whose result it holds (`ref(k)`)
     refs = frozen.functions.get("ref")
     for row in refs.rows if refs is not None else ():
@@ -142,6 +143,20 @@ def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str], firs
     renamed = {names[cid]: [ENode(n.op, tuple(names[c] for c in n.children), n.payload) for n in by_class[cid]]
                for cid in order + rest}
     return renamed, [names[r] for r in roots]
+
+
+def _reachable(by_class: dict[str, list[ENode]], roots: list[str]) -> dict[str, list[ENode]]:
+    """The classes reachable from `roots` through any node: what extraction can choose from. Other rows are
+    not part of the program, and some are not even the same in every process (a `nil()` that egglog's
+    Python layer adds in some processes and not in others while declaring the term language)."""
+    seen, frontier = set(roots), list(roots)
+    while frontier:
+        for node in by_class.get(frontier.pop(), ()):
+            for child in node.children:
+                if child not in seen:
+                    seen.add(child)
+                    frontier.append(child)
+    return {cid: nodes for cid, nodes in by_class.items() if cid in seen}
 
 
 def _node_text(node: ENode, names: dict[str, str]) -> str:
