@@ -95,16 +95,16 @@ def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str], firs
                         ) -> tuple[dict[str, list[ENode]], list[str]]:
     """The classes renamed by their content, in a canonical order, so that nothing downstream sees egglog's ids.
 
-    egglog numbers values in the order it creates them, and that order is not stable between processes (the
-    shared `nil()` of the output list is created first in some runs and last in others), while extraction
-    breaks ties by class ids: the same e-graph then gave different programs. A class's name is a digest of
-    its smallest node (op, payload, its children's names), taking, round by round from the leaves, the nodes
-    whose children are all named in an earlier round. Congruence makes the names distinct (two classes with
-    equal smallest nodes have the same children, so egglog merged them). Classes are ordered by round, then
-    name; classes with no term of finite depth (unextractable) come last, named by their position in that
-    order of their nodes' text. A class holding the result of the input's equation k (`first_use`) has its
-    name prefixed `e<k>`, so that ties between equal-cost nodes (mul(a, b) and mul(b, a)) go to the input's
-    order of operands, and the output reads in the input's order."""
+    egglog numbers values in the order it creates them, and that order is not stable between processes (a
+    `nil()` was created first in some runs and last in others), while extraction breaks ties by class ids:
+    the same e-graph then gave different programs. A class's name is a digest of its smallest node (op,
+    payload, its children's names), taking, round by round from the leaves, the nodes whose children are all
+    named in an earlier round. Congruence makes the names distinct (two classes with equal smallest nodes
+    have the same children, so egglog merged them). Classes are ordered by round, then by the text of that
+    smallest node; classes with no term of finite depth (unextractable) come last, named by their position
+    in the order of their nodes' text. A class holding the result of the input's equation k (`first_use`)
+    has its name prefixed `e<k>`, so that ties between equal-cost nodes (mul(a, b) and mul(b, a)) go to the
+    input's order of operands, and the output reads in the input's order."""
     first_use = first_use or {}
     names: dict[str, str] = {}
     used: set[str] = set()
