@@ -279,7 +279,8 @@ def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Stagin
         prep.egraph.pop()
 
 
-def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadline: float | None = None) -> None:
+def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadline: float | None = None,
+             restart: Callable[[], None] | None = None) -> None:
     """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
 
     One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
@@ -289,10 +290,12 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     rows a step adds per match are measured, and each later step runs one iteration with its match limits
     cut so that the rules that fired last, each at its limit, fit in the node budget left (back-off skips a
     rule that matches more than its limit, so a rule adds at most its limit's worth). The first iteration
-    has no measure to go by and may overshoot (one iteration of a 300-term sum grew the e-graph 7x); an
-    e-graph loaded past the default limit (a transform's terms) gets one iteration, past an explicit one
-    none. (egglog's push/pop could undo a step, but measured on egglog 13 a pop left the step's rows
-    behind, to reappear at the next run.)
+    has no measure to go by (one iteration of a 300-term chain grew the e-graph 3x): when it passes an
+    explicit limit by more than `_OVERSHOOT` and `restart` is given, the e-graph is reloaded with the
+    program (`restart()`) and the iteration is run again with the match limit that lets through the rules
+    whose matches, as the first attempt counted them, fit in the budget. The default limit, a budget scaled
+    to the program, lets the first iteration finish. An e-graph loaded past the default limit (a
+    transform's terms) gets one iteration, past an explicit one none.
     Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
     far) fits before `deadline` (default: `limits.seconds` from now)."""
     egraph = prep.egraph
@@ -312,6 +315,8 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     report.stop_reason = "iterations"
     report.egraph_nodes = size = egraph_nodes(egraph)
     chunk, slowest, rows_per_match, fired, throttled = 1, 0.0, 0.0, 0, False
+    counted: dict[str, int] = {}  # the first iteration's matches, once an attempt at it overshot and was undone
+    ceiling = 0  # the match limit of the last attempt undone: the next one runs under a lower one
     if limits.nodes is not None and size >= limits.nodes:
         report.stop_reason = "nodes"  # a limit given explicitly (`--node-limit 0`) holds from the start
     while report.stop_reason == "iterations" and report.iterations < limits.iterations:
@@ -319,7 +324,14 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
         # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
         n = min(chunk, limits.iterations - report.iterations)
         limits_now, throttled = (match_limit, explosive_limit), False
-        if rows_per_match:
+        if counted and report.iterations == 0:
+            below = {name: count for name, count in counted.items() if count < ceiling}
+            cap = _cap_within(below, _ROWS_MARGIN * rows_per_match, node_limit - size)
+            if cap < 1:
+                report.stop_reason = "nodes"
+                break
+            n, limits_now, throttled = 1, (min(match_limit, cap), min(explosive_limit, cap)), True
+        elif rows_per_match:
             cap = (node_limit - size) / (_ROWS_MARGIN * rows_per_match * max(1, fired))
             if cap < 1:
                 report.stop_reason = "nodes"
@@ -344,6 +356,15 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
         if sum(matches.values()):
             rows_per_match = max(rows_per_match, (grown - size) / sum(matches.values()))
             fired = max(fired, sum(1 for count in matches.values() if count))
+        if (restart is not None and limits.nodes is not None and report.iterations == 1
+                and grown > _OVERSHOOT * node_limit and sum(matches.values())):
+            restart()  # the first iteration overshot an explicit limit: undo it, and run it again throttled
+            counted, ceiling = counted or matches, limits_now[0]
+            for name, count in matches.items():
+                report.rule_matches[name] -= count
+            report.iterations, chunk = 0, 1
+            report.egraph_nodes = size = egraph_nodes(egraph)
+            continue
         report.egraph_nodes = size = grown
         if not updated:
             report.stop_reason = "saturated"
@@ -358,6 +379,19 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
 
 
 _ROWS_MARGIN = 3  # rows per match grow as classes grow (measured: up to 2.4x from one iteration to the next)
+_OVERSHOOT = 1.1  # how far past an explicit e-node limit the first iteration may go before it is run again
+
+
+def _cap_within(matches: dict[str, int], rows_per_match: float, budget: float) -> int:
+    """The largest match limit under which the rules that `matches` counts (back-off skips those above it)
+    add at most `budget` rows at `rows_per_match` each; 0 when not even the rarest rule fits."""
+    cap, rows = 0, 0.0
+    for count in sorted(c for c in matches.values() if c):
+        rows += count * rows_per_match
+        if rows > budget:
+            break
+        cap = count
+    return cap
 
 
 def egraph_nodes(egraph: EGraph) -> int:
@@ -440,8 +474,18 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
             clock = time.perf_counter()
             run_prelude(prep, report, prelude)
             report.seconds["prelude"] = time.perf_counter() - clock
+
+        def restart() -> None:  # back to the program as loaded (and its prelude run): see `saturate`
+            prep.egraph.pop()
+            prep.egraph.push()
+            staged.load_into(prep.egraph)
+            load(prep.egraph, output_actions(prep.egraph, outputs))
+            if prelude:
+                run_prelude(prep, Report([]), prelude)
+
         clock = time.perf_counter()
-        saturate(prep, enc.n_eqns, limits, report, deadline=clock + _SATURATION_SHARE * (deadline - clock))
+        saturate(prep, enc.n_eqns, limits, report, deadline=clock + _SATURATION_SHARE * (deadline - clock),
+                 restart=restart)
         report.seconds["saturate"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
