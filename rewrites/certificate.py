@@ -26,18 +26,16 @@ of its name, soundness class, explosive flag and the egglog declaration of each 
 patterns and conditions, as egglog holds them; egglog is pinned): it changes when the rule's definition does
 and not when unrelated code does.
 
-The differential check evaluates both programs with eqjax's interpreter on the same inputs: `sampled` ones
+The differential check evaluates both programs with eqjax's interpreter on the same inputs: `finite` ones
 (seeded; floats in [-4, 4] mixed with ±0, ±0.5, ±1, ±2; integers in [-8, 8], unsigned in [0, 8]), `special`
 ones (every float input 0, -0, inf, -inf or nan in turn, then two mixes of those with ordinary values) and
-`extreme` ones (every float input the dtype's smallest normal, smallest subnormal or largest finite value,
-either sign; integer inputs at their extremes), each where the dtype has it. How outputs must agree follows
-the rule set (`comparison`):
-
-    strict   bit-identical (a nan matches any nan; zeros keep their sign), on every input
-    default  within a tolerance per dtype with the same nan/±inf pattern, on sampled and special inputs; on
-             extreme inputs a `real` rule may overflow or underflow an intermediate differently, so a
-             difference there is reported (`tolerated`) without failing
-    fast     as `default` on sampled inputs; differences on special and extreme inputs are reported only
+`range` ones (every float input the dtype's smallest normal, smallest subnormal or largest finite value,
+either sign; integer inputs at their extremes), each where the dtype has it; a finite sample on which the
+input program makes a nan or an infinity inside is `inner`. Outputs are judged by the rule set's weakest
+soundness class (`comparison`) with the judges the semantics run uses (`rewrites.verify.judges`): `strict`
+bit-identical on every sample; `default` within the program's tolerance with the same nan/inf pattern on
+special samples, range samples not judged; `fast` finite samples only. On a sample its comparison does not
+judge, a difference in kind or beyond the tolerance is counted as `tolerated` and the first one recorded.
 
 The verdict is `agree`, `differ` (with the first difference: the sample, its inputs, the output, both values)
 or `unchecked` (no sample could be evaluated). A sample the input program cannot evaluate (an error, or more
@@ -70,14 +68,24 @@ from ir.errors import EqjaxError
 from ir.text import parse_jaxpr
 from ir.typecheck import fingerprint
 from rewrites.rule import GUARDED, REAL, UNSAFE, Rule
+from rewrites.verify.judges import (
+    FINITE,
+    INNER,
+    JUDGED,
+    JUDGES,
+    RANGE,
+    SPECIAL,
+    has_specials,
+    observed_difference,
+    tolerance_for,
+    with_every_result,
+)
 
 SCHEMA = "eqjax-certificate/1"
 SEED = 0
 SAMPLED = 6  # random samples
 MIXED = 2  # samples mixing special values with ordinary ones
 WHILE_FUEL = 2_000  # nested jaxpr evaluations a program with a `while` may make per sample (1,000 trips)
-TOLERANCE = {"float64": 1e-6, "float32": 1e-3, "float16": 1e-2, "bfloat16": 5e-2}
-OTHER_FLOAT_TOLERANCE = 0.25  # 8-bit floats
 
 
 class CertificateError(EqjaxError):
@@ -175,7 +183,7 @@ def report_record(report) -> dict:
 
 @dataclass(frozen=True)
 class Sample:
-    kind: str  # sampled | special | extreme
+    kind: str  # judges.FINITE | SPECIAL | RANGE (INNER is found when the sample is evaluated)
     label: str
     args: tuple[np.ndarray, ...]
 
@@ -190,20 +198,23 @@ def differential_check(original: ClosedJaxpr, optimized: ClosedJaxpr, comparison
         return {**result, "verdict": "unchecked", "first_difference": None,
                 "reason": f"inputs of dtype {', '.join(unsupported)} are not sampled"}
     fuel = WHILE_FUEL if _has_while(original) or _has_while(optimized) else None
+    tol, judged, n_outputs = tolerance_for(original), JUDGED[comparison], len(original.jaxpr.outvars)
     first = None
     for i, sample in enumerate(samples(avals, seed)):
         result["samples"] += 1
-        expected, why = _evaluate(original, sample.args, fuel)
+        expected, why = _evaluate(with_every_result(original), sample.args, fuel)
         if expected is None:
             result["skipped"] += 1
             result["first_skipped"] = result["first_skipped"] or f"sample {i} ({sample.label}): {why}"
             continue
+        expected, inside = expected[:n_outputs], expected[n_outputs:]
+        kind = INNER if sample.kind == FINITE and has_specials(inside) else sample.kind
         got, why = _evaluate(optimized, sample.args, fuel)
-        k, problem = _first_problem(expected, got, why, comparison, sample.kind)
+        k, problem = _first_problem(expected, got, why, _judge(comparison, kind, tol))
         if not problem:
             continue
-        described = _describe(i, sample, k, expected, got, problem)
-        if _tolerated(comparison, sample.kind):
+        described = _describe(i, sample, kind, k, expected, got, problem)
+        if kind not in judged:
             result["tolerated"] += 1
             result["first_tolerated"] = result["first_tolerated"] or described
         else:
@@ -218,17 +229,17 @@ def differential_check(original: ClosedJaxpr, optimized: ClosedJaxpr, comparison
 def samples(avals, seed: int = SEED) -> list[Sample]:
     rng = np.random.default_rng(seed)
     if not avals:
-        return [Sample("sampled", "no inputs", ())]
-    out = [Sample("sampled", f"random {k}", tuple(_random(rng, a) for a in avals)) for k in range(SAMPLED)]
+        return [Sample(FINITE, "no inputs", ())]
+    out = [Sample(FINITE, f"random {k}", tuple(_random(rng, a) for a in avals)) for k in range(SAMPLED)]
     for value in (0.0, -0.0, np.inf, -np.inf, np.nan):
-        out.append(Sample("special", f"every float input {value}",
+        out.append(Sample(SPECIAL, f"every float input {value}",
                           tuple(_filled(rng, a, value, extreme=False) for a in avals)))
     for k in range(MIXED):
-        out.append(Sample("special", f"mixed special values {k}", tuple(_mixed(rng, a) for a in avals)))
+        out.append(Sample(SPECIAL, f"mixed special values {k}", tuple(_mixed(rng, a) for a in avals)))
     for name in ("smallest_normal", "smallest_subnormal", "max"):
         for sign in (1, -1):
             label = f"every float input {'-' if sign < 0 else ''}{name}"
-            out.append(Sample("extreme", label, tuple(_filled(rng, a, (name, sign), extreme=True) for a in avals)))
+            out.append(Sample(RANGE, label, tuple(_filled(rng, a, (name, sign), extreme=True) for a in avals)))
     return out
 
 
@@ -332,45 +343,25 @@ def _evaluate(closed: ClosedJaxpr, args, fuel: int | None) -> tuple[list[np.ndar
             sys.setprofile(previous)
 
 
-def _first_problem(expected: list, got: list | None, why: str, comparison: str, kind: str) -> tuple[int, str]:
-    """The first output where `got` disagrees with `expected`, and how ('' when none does)."""
+def _judge(comparison: str, kind: str, tol: float):
+    """`agree(ref, got)` for a sample of `kind`: the comparison's judge where it judges that kind, else any
+    difference in kind or beyond `tol` (counted as tolerated)."""
+    if kind in JUDGED[comparison]:
+        return lambda ref, got: JUDGES[comparison](ref, got, kind, tol)
+    return lambda ref, got: observed_difference(ref, got, tol)
+
+
+def _first_problem(expected: list, got: list | None, why: str, agree) -> tuple[int, str]:
+    """The first output where `got` disagrees with `expected` by `agree(ref, got)`, and how ('' when none does)."""
     if got is None:
         return 0, f"the optimized program fails where the input does not: {why}"
     if len(got) != len(expected):
         return 0, f"{len(got)} outputs instead of {len(expected)}"
     for k, (ref, out) in enumerate(zip(expected, got, strict=True)):
-        problem = _compare(ref, out, comparison, kind)
+        problem = agree(ref, out)
         if problem:
             return k, problem
     return 0, ""
-
-
-def _tolerated(comparison: str, kind: str) -> bool:
-    return (comparison == "default" and kind == "extreme") or (comparison == "fast" and kind != "sampled")
-
-
-def _compare(ref: np.ndarray, got: np.ndarray, comparison: str, kind: str) -> str:
-    """'' when `got` agrees with `ref` as `comparison` asks, else what differs."""
-    if ref.dtype != got.dtype or ref.shape != got.shape:
-        return f"type differs: {ref.dtype}{list(ref.shape)} vs {got.dtype}{list(got.shape)}"
-    if ref.dtype.kind == "c":
-        return _compare(ref.real, got.real, comparison, kind) or _compare(ref.imag, got.imag, comparison, kind)
-    if ref.dtype.kind != "f" and not ref.dtype.name.startswith(("float", "bfloat")):  # ml_dtypes' floats: kind V
-        return "" if np.array_equal(ref, got) else "values differ"
-    ref64, got64 = ref.astype(np.float64), got.astype(np.float64)
-    if comparison == "strict":
-        zeros = ref64 == 0
-        same = np.array_equal(ref64, got64, equal_nan=True) and np.array_equal(
-            np.signbit(ref64[zeros]), np.signbit(got64[zeros]))
-        return "" if same else "not bit-identical"
-    for name, test in (("nan", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
-        if not np.array_equal(test(ref64), test(got64)):
-            return f"the {name} pattern differs"
-    tol = TOLERANCE.get(ref.dtype.name, OTHER_FLOAT_TOLERANCE)
-    finite = np.isfinite(ref64)
-    if not np.allclose(got64[finite], ref64[finite], rtol=tol, atol=tol):
-        return f"values differ beyond the tolerance {tol:g}"
-    return ""
 
 
 def _show(a) -> str:
@@ -378,8 +369,8 @@ def _show(a) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _describe(i: int, sample: Sample, k: int, expected, got, problem: str) -> dict:
-    return {"sample": i, "kind": sample.kind, "label": sample.label,
+def _describe(i: int, sample: Sample, kind: str, k: int, expected, got, problem: str) -> dict:
+    return {"sample": i, "kind": kind, "label": sample.label,
             "inputs": [_show(a) for a in sample.args], "output": k, "problem": problem,
             "input_gives": _show(expected[k]) if expected and k < len(expected) else None,
             "output_gives": _show(got[k]) if got and k < len(got) else None}

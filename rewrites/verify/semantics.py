@@ -5,15 +5,10 @@ blame the rules when they differ.
     attribute(closed, sample, rules, judge) -> Blame               # the fewest fired rules that still differ
     run_semantics(n_programs, sets, seed, cases) -> SemanticsRun    # random programs + fixtures × rule sets
 
-Each named rule set promises what its soundness classes allow (DESIGN.md), and is judged by that promise,
-output by output, on every input sample (`JUDGES`):
-
-    strict   bit-identical on every sample: a nan matches any nan, zeros keep their sign
-    default  within the tolerance wherever the original's result is finite, on finite and special samples;
-             on special samples also the same nan and infinity pattern (`eval.oracle.mismatch`, the rule the
-             oracle fixtures are compared by), an infinity's sign excepted where it follows a zero's sign,
-             which `real` rules may change (`_unsigned_infinities`)
-    fast     within the tolerance wherever the original's result is finite, on finite samples only
+Each named rule set is judged by what its soundness classes promise, output by output, on every input
+sample, by the judges of `rewrites.verify.judges` (which certificates use too): `strict` bit-identical,
+`default` within the tolerance and with the same nan/inf pattern on special samples, `fast` within the
+tolerance on finite samples.
 
 Inputs (`Sample`s, each of a kind). A random program (`ir.strategies.programs`, drawn from a seeded
 `ConjectureData`, so program `i` of seed `s` is the same in every run and process) runs on its own inputs
@@ -24,7 +19,7 @@ fixture program runs on JAX's inputs only: they come from each primitive's valid
 in-bounds indices), which random values break, and LAPACK can loop forever on non-finite matrices (issue 16);
 the fixtures tagged `special-values` carry special inputs of their own.
 
-Tolerance (rtol = atol): a fixture's own; for random programs `DEFAULT_TOLERANCE` by dtype (see there).
+Tolerance (rtol = atol): a fixture's own; for random programs `judges.DEFAULT_TOLERANCE` by dtype (see there).
 
 Attribution. A difference is blamed on the rules that fired (the report's `rule_matches`): the program is
 optimized again with only those (the analyses always run) and, if it still differs on the failing sample,
@@ -42,128 +37,29 @@ from random import Random
 
 import numpy as np
 
-from eval.interpreter import eval_jaxpr
-from eval.oracle import Case, mismatch, parse_case
-from ir.core import ClosedJaxpr, DropVar, Jaxpr
+from eval.oracle import Case, parse_case
+from ir.core import ClosedJaxpr
 from ir.errors import EqjaxError, UnsupportedPrimitive
 from ir.strategies import FINITE_BOUND, Program, programs
 from rewrites.engine import optimize
 from rewrites.rule import Rule
 from rewrites.rulesets import RULE_SETS, resolve_rules
 from rewrites.verify.arrays import MODERATE
+from rewrites.verify.judges import (
+    FINITE,
+    INNER,
+    JUDGES,
+    RANGE,
+    SPECIAL,
+    makes_specials_inside,
+    run,
+    sample_kind,
+    tolerance_for,
+)
 from rewrites.verify.numeric import special_values
 
 RULE_SET_NAMES = ("strict", "default", "fast")
 FINITE_SAMPLES, SPECIAL_SAMPLES, RANGE_SAMPLES = 2, 3, 2
-# Random programs: real rules (reassociation, exp/log identities) change the rounding of intermediates, and an
-# f64 program may pass through f32 (convert_element_type). f64: 1e-6 leaves room for a dozen f32 roundings;
-# f32: ~1.2e-7 per rounding amplified by cancellation and up to 12 later operations needs 1e-3 (the values of
-# tests/rewrites/test_optimize_properties.py); f16 and bf16 scale with their epsilon.
-DEFAULT_TOLERANCE = {"float64": 1e-6, "complex128": 1e-6, "float32": 1e-3, "complex64": 1e-3,
-                     "float16": 1e-2, "bfloat16": 1e-1}
-
-
-# --- judging -------------------------------------------------------------------------------------------------
-
-# The kinds of input sample: moderate finite values; IEEE special values (±0, ±inf, nan) among moderate ones;
-# extreme magnitudes (subnormal, tiny, huge, the largest finite) among moderate ones; finite values on which
-# the original program makes a special value inside (pow(-4.4, -4.4) is nan), see `inner_kind`.
-FINITE, SPECIAL, RANGE, INNER = "finite", "special", "range", "inner"
-
-
-def _as_float(a: np.ndarray) -> np.ndarray | None:
-    """The array as float64/complex128 (exact for every float width), None for integers and bools."""
-    if a.dtype.kind == "c":
-        return a.astype(np.complex128)
-    if a.dtype.kind in "fV":
-        return a.astype(np.float64)
-    return None
-
-
-def _same_type(ref: np.ndarray, got: np.ndarray) -> str | None:
-    if ref.dtype != got.dtype or ref.shape != got.shape:
-        return f"type changed: {ref.dtype}{list(ref.shape)} became {got.dtype}{list(got.shape)}"
-    return None
-
-
-def agree_strict(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:
-    """Bit-identical on every sample, a nan matching any nan (IEEE gives a nan's sign and payload no meaning)."""
-    problem = _same_type(ref, got)
-    if problem:
-        return problem
-    r, g = _as_float(ref), _as_float(got)
-    if r is None:
-        return None if np.array_equal(ref, got) else "values differ"
-    pairs = [(r.real, g.real), (r.imag, g.imag)] if r.dtype.kind == "c" else [(r, g)]
-    for x, y in pairs:
-        same = (x == y) & (np.signbit(x) == np.signbit(y)) | (np.isnan(x) & np.isnan(y))
-        if not same.all():
-            return f"bits differ at {int((~same).sum())} of {same.size} elements"
-    return None
-
-
-def agree_default(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:
-    """Within `tol` wherever the original's result is finite; on special samples also the same nan and ±inf
-    pattern. `real` promises agreement where the left side is defined over the reals, and the same kind of
-    result at IEEE special inputs: at finite inputs, a non-finite original result is a singularity (no
-    promise) or an intermediate that overflowed or underflowed, which `real` rules may change (log(exp(x))
-    -> x gives -874.6 where the original's exp underflows to 0 and its log to -inf). Extreme magnitudes are
-    left to `strict` for the same reason: telling such a change from a false rule needs a real-number
-    evaluation of the whole program."""
-    problem = _same_type(ref, got)
-    if problem or kind == RANGE:
-        return problem
-    if kind != SPECIAL:
-        return _close_where_finite(ref, got, tol)
-    return mismatch(_unsigned_infinities(got, ref), ref, tol, tol)
-
-
-def _unsigned_infinities(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """`got` with each infinity whose sign alone differs from the original's given the original's sign.
-
-    A `real` rule may change the sign of a zero (0 and -0 are one real number: `0 - x -> -x` at x = +0,
-    `x - x -> x * 0` at x = -1.5), and a later division or rsqrt turns that zero into an infinity of the
-    other sign (1/(x - x) is +inf, 1/(x * 0) is -inf): the result keeps its kind, an infinity, and only its
-    sign follows the zero's. `strict` is the set whose results keep the sign of every zero."""
-    g, r = _as_float(got), _as_float(ref)
-    if g is None or g.dtype.kind == "c":
-        return got
-    flipped = np.isinf(g) & np.isinf(r) & (np.sign(g) != np.sign(r))
-    return np.where(flipped, ref, got).astype(got.dtype) if flipped.any() else got
-
-
-def agree_fast(ref: np.ndarray, got: np.ndarray, kind: str, tol: float) -> str | None:
-    """On finite samples only: within `tol` wherever the original's result is finite. `unsafe` rules change
-    what special values do, also those a program makes inside from finite inputs (an INNER sample: le-self
-    makes le(nan, nan) True where pow(-4.4, -4.4) is nan), so those samples are not judged."""
-    problem = _same_type(ref, got)
-    if problem or kind != FINITE:
-        return problem
-    return _close_where_finite(ref, got, tol)
-
-
-def _close_where_finite(ref: np.ndarray, got: np.ndarray, tol: float) -> str | None:
-    r = _as_float(ref)
-    if r is None:
-        return mismatch(got, ref, tol, tol)
-    finite = np.isfinite(r)
-    return mismatch(got[finite], ref[finite], tol, tol)
-
-
-JUDGES: dict[str, Callable[[np.ndarray, np.ndarray, str, float], str | None]] = {
-    "strict": agree_strict, "default": agree_default, "fast": agree_fast}
-
-
-def sample_kind(args: Sequence[np.ndarray]) -> str:
-    """SPECIAL when an input holds nan, ±inf or -0.0 (the values `fast` may treat differently), else FINITE."""
-    for a in args:
-        v = _as_float(np.asarray(a))
-        if v is None:
-            continue
-        for part in (v.real, v.imag) if v.dtype.kind == "c" else (v,):
-            if not np.isfinite(part).all() or ((part == 0) & np.signbit(part)).any():
-                return SPECIAL
-    return FINITE
 
 
 # --- inputs --------------------------------------------------------------------------------------------------
@@ -243,27 +139,9 @@ class Outcome:
 
 def inner_kind(closed: ClosedJaxpr, sample: Sample) -> Sample:
     """A FINITE sample as INNER when a top-level equation of `closed` makes a nan or ±inf from it."""
-    if sample.kind != FINITE:
-        return sample
-    jaxpr = closed.jaxpr
-    kept = [v for e in jaxpr.eqns for v in e.outvars if not isinstance(v, DropVar)]
-    every = ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, kept, jaxpr.eqns), closed.consts)
-    for value in run(every, sample.args):
-        v = _as_float(value)
-        if v is not None and not np.isfinite(v).all():
-            return Sample(INNER, sample.args)
+    if sample.kind == FINITE and makes_specials_inside(closed, sample.args):
+        return Sample(INNER, sample.args)
     return sample
-
-
-def run(closed: ClosedJaxpr, args) -> list[np.ndarray]:
-    with np.errstate(all="ignore"):
-        return [np.asarray(o) for o in eval_jaxpr(closed, *args)]
-
-
-def tolerance_for(closed: ClosedJaxpr) -> float:
-    """The loosest of `DEFAULT_TOLERANCE` over the program's input and output dtypes."""
-    names = [a.dtype.name for a in (*closed.in_avals, *closed.out_avals)]
-    return max([DEFAULT_TOLERANCE.get(n, 0.0) for n in names] or [0.0])
 
 
 def _differs(judge: str, optimized: ClosedJaxpr, inputs: Sequence[Sample], refs, tol: float) -> Outcome | None:
