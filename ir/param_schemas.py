@@ -211,6 +211,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
     "triangular_solve": {"left_side": BOOL, "lower": BOOL, "transpose_a": BOOL, "conjugate_a": BOOL,
                          "unit_diagonal": BOOL},
     "tridiagonal": {"lower": BOOL},
+    "unstack": {"axis": NAT},
     "tridiagonal_solve": {"perturb_singular": ANY},
     "while": {"cond_jaxpr": JAXPR, "body_jaxpr": JAXPR, "cond_nconsts": NAT, "body_nconsts": NAT},
 }

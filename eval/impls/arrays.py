@@ -88,6 +88,12 @@ def split(x, *, sizes, axis):
     return tuple(np.split(x, np.cumsum(as_ints(sizes))[:-1], axis=int(axis)))
 
 
+@impl("unstack")
+def unstack(x, *, axis):
+    axis = int(axis)
+    return tuple(np.take(x, i, axis=axis) for i in range(x.shape[axis]))
+
+
 @impl("iota")
 def iota(*dynamic_sizes, dtype, shape, dimension, sharding=None):
     if dynamic_sizes:
