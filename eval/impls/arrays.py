@@ -90,8 +90,8 @@ def split(x, *, sizes, axis):
 
 @impl("unstack")
 def unstack(x, *, axis):
-    axis = int(axis)
-    return tuple(np.take(x, i, axis=axis) for i in range(x.shape[axis]))
+    moved = np.moveaxis(x, int(axis), 0)
+    return tuple(np.array(piece) for piece in moved)  # np.array: a 0-d array, not a NumPy scalar
 
 
 @impl("iota")
