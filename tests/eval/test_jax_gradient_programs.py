@@ -1,7 +1,8 @@
 """JAX's own gradient programs run in eqjax: the `grad`, `hessian` and `grad_grad` jaxprs JAX prints for every
 oracle program (tests/jax_programs/gradients.json, written by tests/jax_programs/capture.py, and the oracle's
-own grad / grad_grad texts) parse, type check and evaluate to JAX's values and the oracle's; a representative
-subset keeps them through `optimize`; eqjax's AD and vmap go through the primitives only JAX's gradient
+own grad / grad_grad texts) parse, type check and evaluate to JAX's values and the oracle's, generated NumPy
+bit for bit as the interpreter; a representative subset keeps them through `optimize`; the XLA rebuild prints
+those with the new primitives back; eqjax's AD and vmap go through the primitives only JAX's gradient
 programs use (`unstack`, the transpose of `stack`; `empty2`, the placeholder of an unread residual)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from eval.codegen import compile_numpy
 from eval.interpreter import eval_jaxpr
 from eval.oracle import decode_array, load_fixtures, mismatch
 from ir import lax
@@ -66,8 +68,11 @@ def test_the_extras_are_programs_whose_gradients_unstack():
 @pytest.mark.parametrize("key", sorted(CAPTURED), ids=lambda k: f"{k[0]}-{k[1]}")
 def test_jax_gradient_program_evaluates_to_jax_values(key):
     entry = CAPTURED[key]
-    got = eval_jaxpr(parse_jaxpr(entry["jaxpr"]), *_arrays(entry, "args"), check=True)
+    closed, args = parse_jaxpr(entry["jaxpr"]), _arrays(entry, "args")
+    got = eval_jaxpr(closed, *args, check=True)
     _assert_values(got, _arrays(entry, "out"), entry["rtol"], entry["atol"], "JAX's values")
+    generated = compile_numpy(closed)(*args)
+    assert all(np.array_equal(g, w, equal_nan=True) for g, w in zip(generated, got, strict=True))
     case = ORACLE_PROGRAMS.get(key[0])
     if case is not None:
         _assert_values(got, oracle_values(case, key[1]), case.rtol, case.atol, "the oracle's values")
@@ -99,6 +104,18 @@ def test_optimized_jax_gradient_program_keeps_its_values(key):
     assert report.cost_after <= report.cost_before
     got = eval_jaxpr(better, *_arrays(entry, "args"), check=True)
     _assert_values(got, _arrays(entry, "out"), entry["rtol"], entry["atol"], "optimized")
+
+
+NEW_PRIMITIVES = sorted(k for k, c in CAPTURED.items() if "unstack[" in c["jaxpr"] or "empty2[" in c["jaxpr"])
+
+
+@pytest.mark.parametrize("key", NEW_PRIMITIVES, ids=lambda k: f"{k[0]}-{k[1]}")
+def test_xla_rebuild_prints_jax_gradient_program_back(key):
+    jax = pytest.importorskip("jax", reason="the XLA backend needs the jax extra")
+    from eval.xla import to_jax
+
+    entry = CAPTURED[key]
+    assert str(jax.make_jaxpr(to_jax(parse_jaxpr(entry["jaxpr"])))(*_arrays(entry, "args"))) == entry["jaxpr"]
 
 
 # --- eqjax differentiates and batches them ------------------------------------------------------------------
