@@ -10,8 +10,8 @@ A param value is converted by the first rule that applies, each a row of one tab
    (looked up in `jax.checkpoint_policies` by its printed name);
 2. `by_type[type(value)]` (along the MRO): `DType` -> np.dtype (key and float0 dtypes included), `NpScalar` ->
    `np.int64(...)`, `Symbol` -> the enum member it prints as (`Precision.HIGHEST`, `GatherScatterMode.CLIP`,
-   `RNG_THREE_FRY`, `ArrayCopySemantics.REUSE_INPUT`) or else a str, `Record` -> the JAX class of that name
-   (`GatherDimensionNumbers`, `ScatterDimensionNumbers`, `ConvDimensionNumbers`,
+   `RNG_THREE_FRY`, `ArrayCopySemantics.REUSE_INPUT`, empty2's `MemorySpace.Device`) or else a str,
+   `Record` -> the JAX class of that name (`GatherDimensionNumbers`, `ScatterDimensionNumbers`, `ConvDimensionNumbers`,
    `RaggedDotDimensionNumbers`, `_LinearSolveTuple`) with converted fields, a nested `ClosedJaxpr` -> JAX's
    `ClosedJaxpr`, lists -> tuples (JAX's params are hashable), tuples element by element;
 3. anything else (int, float, bool, None, str) as it is.
@@ -263,6 +263,7 @@ def _symbols(enums) -> dict[str, Any]:
 @cache
 def tables() -> Tables:
     from jax import lax
+    from jax._src.core import MemorySpace
     from jax._src.dispatch import ArrayCopySemantics
     from jax._src.lax.control_flow.solves import _LinearSolveTuple
 
@@ -285,7 +286,8 @@ def tables() -> Tables:
     from jax._src.lax import linalg
 
     enums = (lax.Precision, lax.DotAlgorithmPreset, lax.GatherScatterMode, lax.RandomAlgorithm, lax.AccuracyMode,
-             linalg.EigImplementation, linalg.EighImplementation, linalg.SvdAlgorithm, ArrayCopySemantics)
+             linalg.EigImplementation, linalg.EighImplementation, linalg.SvdAlgorithm, ArrayCopySemantics,
+             MemorySpace)
     symbols = _symbols(enums)
     records = {cls.__name__: cls for cls in (lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers,
                                              lax.ConvDimensionNumbers, lax.RaggedDotDimensionNumbers,

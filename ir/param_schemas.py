@@ -3,8 +3,8 @@
 `check_params(primitive, params)` is what `typecheck` runs on every equation before its shape rule: an
 unknown param name, a missing required param, a value of the wrong kind or out of its range raises
 `JaxprTypeError` naming the param (typecheck adds the equation and primitive). A primitive without a row
-(one eqjax has no shape rule for either) keeps its params unchecked: nothing in eqjax reads them except
-the printer, and evaluation reports the primitive as unsupported.
+keeps its params unchecked; one without a shape rule either never gets here, `typecheck` refuses it first
+with `UnsupportedPrimitive`.
 
 The rows are derived from every param the oracle fixtures print (`tests/oracle/*.json`, JAX 0.10.2) and
 from what the shape rules and NumPy implementations read; `tests/ir/test_param_schemas.py` checks that
@@ -211,6 +211,7 @@ SCHEMAS: dict[str, dict[str, Param]] = {
     "triangular_solve": {"left_side": BOOL, "lower": BOOL, "transpose_a": BOOL, "conjugate_a": BOOL,
                          "unit_diagonal": BOOL},
     "tridiagonal": {"lower": BOOL},
+    "unstack": {"axis": NAT},
     "tridiagonal_solve": {"perturb_singular": ANY},
     "while": {"cond_jaxpr": JAXPR, "body_jaxpr": JAXPR, "cond_nconsts": NAT, "body_nconsts": NAT},
 }

@@ -3,8 +3,8 @@
 `typecheck` walks every equation (nested jaxprs included), checks that each operand is bound before
 use, checks its params against the primitive's schema (`ir.param_schemas`), applies the primitive's
 shape/dtype rule and compares the result with the declared binders.
-A primitive without a shape rule is trusted: its declared binders are taken as they are (evaluation
-will name it as unsupported if it has no implementation either).
+A primitive without a shape rule is refused with `UnsupportedPrimitive` naming it: nothing downstream
+could check, evaluate or rewrite it (register a shape rule in `ir/shapes` to add one).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 
 from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, Var, subjaxprs
-from ir.errors import JaxprTypeError
+from ir.errors import JaxprTypeError, UnsupportedPrimitive
 from ir.param_schemas import check_params
 from ir.primitives import SHAPE_RULES, _load_rules
 
@@ -22,7 +22,8 @@ _MALFORMED = (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroD
 
 
 def typecheck(jaxpr: ClosedJaxpr | Jaxpr) -> None:
-    """Raise `JaxprTypeError` naming the first ill-typed equation; return None if well typed."""
+    """Raise `JaxprTypeError` naming the first ill-typed equation, `UnsupportedPrimitive` for a primitive
+    without a shape rule; return None if well typed."""
     _load_rules()
     if isinstance(jaxpr, ClosedJaxpr):
         for var, const in zip(jaxpr.jaxpr.constvars, jaxpr.consts, strict=True):
@@ -57,23 +58,24 @@ def _check_jaxpr(jaxpr: Jaxpr, seen: set[int]) -> None:
                 raise JaxprTypeError("operand used before it is bound", i, eqn.primitive)
             if not isinstance(x, (Var, Literal)):
                 raise JaxprTypeError(f"operand is not a variable or literal: {x!r}", i, eqn.primitive)
+        rule = SHAPE_RULES.get(eqn.primitive)
+        if rule is None:
+            raise UnsupportedPrimitive(eqn.primitive, "shape/dtype", "ir/shapes")
         try:
             check_params(eqn.primitive, eqn.params)
         except JaxprTypeError as e:
             raise JaxprTypeError(e.detail, i, eqn.primitive) from None
         for sub in subjaxprs(eqn):
             _check_jaxpr(sub.jaxpr, seen)
-        rule = SHAPE_RULES.get(eqn.primitive)
-        if rule is not None:
-            in_avals = [x.aval for x in eqn.invars]
-            try:
-                out_avals = rule(*in_avals, **eqn.params)
-            except JaxprTypeError as e:
-                raise JaxprTypeError(e.detail, i, eqn.primitive, e.expected, e.actual) from None
-            except _MALFORMED as e:
-                raise JaxprTypeError(f"malformed params or operands ({type(e).__name__}: {e})",
-                                     i, eqn.primitive) from None
-            _check_outvars(i, eqn.primitive, out_avals, [v.aval for v in eqn.outvars])
+        in_avals = [x.aval for x in eqn.invars]
+        try:
+            out_avals = rule(*in_avals, **eqn.params)
+        except JaxprTypeError as e:
+            raise JaxprTypeError(e.detail, i, eqn.primitive, e.expected, e.actual) from None
+        except _MALFORMED as e:
+            raise JaxprTypeError(f"malformed params or operands ({type(e).__name__}: {e})",
+                                 i, eqn.primitive) from None
+        _check_outvars(i, eqn.primitive, out_avals, [v.aval for v in eqn.outvars])
         for v in eqn.outvars:
             bind(v, f"equation {i} ({eqn.primitive})")
     for x in jaxpr.outvars:

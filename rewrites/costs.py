@@ -152,7 +152,7 @@ ELEMENTWISE_WEIGHTS: dict[str, int] = {
 ZERO_FLOPS = frozenset({
     "reshape", "squeeze", "transpose", "broadcast_in_dim", "slice", "dynamic_slice", "dynamic_update_slice",
     "concatenate", "pad", "rev", "gather", "scatter", "copy", "copy_p", "device_put", "split", "tile",
-    "stack", "bitcast_convert_type", "stop_gradient", "optimization_barrier", "iota", "empty2",
+    "stack", "unstack", "bitcast_convert_type", "stop_gradient", "optimization_barrier", "iota", "empty2",
     "platform_index", "real", "imag", "random_wrap", "random_unwrap", "random_clone"})
 
 REDUCTIONS = frozenset({

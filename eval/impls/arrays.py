@@ -88,6 +88,12 @@ def split(x, *, sizes, axis):
     return tuple(np.split(x, np.cumsum(as_ints(sizes))[:-1], axis=int(axis)))
 
 
+@impl("unstack")
+def unstack(x, *, axis):
+    moved = np.moveaxis(x, int(axis), 0)
+    return tuple(np.array(piece) for piece in moved)  # np.array: a 0-d array, not a NumPy scalar
+
+
 @impl("iota")
 def iota(*dynamic_sizes, dtype, shape, dimension, sharding=None):
     if dynamic_sizes:

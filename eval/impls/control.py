@@ -6,6 +6,7 @@ import numpy as np
 
 from eval.interpreter import eval_jaxpr, runtime_shape
 from eval.registry import impl
+from ir.core import ShapedArray
 
 
 def _call(param: str):
@@ -29,6 +30,13 @@ for _name, _param in CALLS.items():
 @impl("optimization_barrier")
 def optimization_barrier(*args):
     return tuple(args)
+
+
+@impl("empty2")
+def empty2(*, dtype, memory_space=None):
+    """The placeholder JAX's partial evaluation stages for a value nobody reads (a residual a cond branch
+    does not produce, a scan carry's initial buffer); XLA lowers it to a zero constant, so does this."""
+    return np.zeros(runtime_shape(ShapedArray((), dtype)), dtype.numpy)
 
 
 @impl("platform_index")

@@ -43,7 +43,7 @@ def _axes(axes, ndim: int) -> tuple[int, ...]:
 
 @key_rule("random_seed", "random_wrap", "random_unwrap", "random_clone", "random_bits", "random_split",
           "random_fold_in", "random_gamma",
-          "copy", "copy_p", "stop_gradient", "device_put", "optimization_barrier",
+          "copy", "copy_p", "stop_gradient", "device_put", "optimization_barrier", "empty2",
           "jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "composite",
           "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_linear_solve",
           "cond", "while", "scan")
@@ -54,8 +54,8 @@ def _as_is(impl, avals_in, avals_out, params):
 # Axis params made non-negative (counted from the end, the key data's last axis would be the word axis), of
 # the operand's rank or the result's: (param, normalizer, "in" | "out").
 _AXIS_PARAMS = {"concatenate": ("dimension", _axis, "in"), "stack": ("axis", _axis, "out"),
-                "split": ("axis", _axis, "in"), "squeeze": ("dimensions", _axes, "in"),
-                "rev": ("dimensions", _axes, "in")}
+                "split": ("axis", _axis, "in"), "unstack": ("axis", _axis, "in"),
+                "squeeze": ("dimensions", _axes, "in"), "rev": ("dimensions", _axes, "in")}
 
 
 def _axis_param(param, normalize, rank_of, impl, avals_in, avals_out, params):

@@ -1,6 +1,6 @@
 """Shape/dtype rules of array-construction and shape primitives.
 
-iota, reshape, transpose, broadcast_in_dim, squeeze, concatenate, stack, tile, pad, rev, split,
+iota, reshape, transpose, broadcast_in_dim, squeeze, concatenate, stack, unstack, tile, pad, rev, split,
 device_put. These accept every dtype (keys included): they move elements, they do not compute with
 them. Rules follow the `_..._shape_rule`s of jax/_src/lax/lax.py.
 """
@@ -159,6 +159,14 @@ def _split(x, *, sizes, axis, **params):
         fail("split", f"sizes must add up to the size of axis {axis}", expected=x.shape[axis],
              actual=f"sum{sizes} = {sum(sizes)}")
     return [ShapedArray(x.shape[:axis] + (s,) + x.shape[axis + 1:], x.dtype, x.weak_type) for s in sizes]
+
+
+@shape_rule("unstack", multiple_results=True)
+def _unstack(x, *, axis, **params):
+    """The transpose of stack (JAX's grad of `jnp.stack` prints it): one result per index of `axis`, that
+    axis removed."""
+    axis = check_axis("unstack", axis, x.ndim)
+    return [ShapedArray(x.shape[:axis] + x.shape[axis + 1:], x.dtype, x.weak_type)] * x.shape[axis]
 
 
 @shape_rule("device_put", multiple_results=True)

@@ -23,7 +23,7 @@ and the printer leaves them out again; see `ir.text.eqn_rules`.
 from __future__ import annotations
 
 from ir.core import ClosedJaxpr, Jaxpr
-from ir.errors import JaxprSyntaxError, JaxprTypeError
+from ir.errors import JaxprSyntaxError, JaxprTypeError, UnsupportedPrimitive
 from ir.text.parser import Parser
 from ir.text.printer import print_jaxpr
 
@@ -57,15 +57,15 @@ def parse_jaxpr(text: str) -> ClosedJaxpr:
     """Parse JAX's printed jaxpr text and type check it.
 
     Raises `JaxprSyntaxError` (line, column, what was expected) for malformed text and undefined
-    names, and `JaxprTypeError` when an equation's declared result types disagree with its
-    primitive's shape rule. A primitive without a shape rule is accepted as declared.
+    names, `JaxprTypeError` when an equation's declared result types disagree with its
+    primitive's shape rule, and `UnsupportedPrimitive` for a primitive without a shape rule.
     """
     closed = parse_jaxpr_untyped(text)
     from ir.typecheck import typecheck
 
     try:
         typecheck(closed)
-    except (JaxprSyntaxError, JaxprTypeError):
+    except (JaxprSyntaxError, JaxprTypeError, UnsupportedPrimitive):
         raise
     except RecursionError:
         raise JaxprTypeError("the jaxpr nests too deeply to type check") from None

@@ -22,7 +22,7 @@ import pytest
 from eval.interpreter import eval_jaxpr
 from eval.oracle import compare_lists, decode_array, load_fixtures, mismatch, parse_case
 from ir.errors import JaxprTypeError, UnsupportedPrimitive
-from ir.text import parse_jaxpr
+from ir.text import parse_jaxpr, parse_jaxpr_untyped
 from tests.oracle_paths import ORACLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,7 +271,7 @@ def test_key_values_cross_as_key_data(jax, xla):
 
 
 def test_a_primitive_jax_lacks_is_unsupported(xla):
-    closed = parse_jaxpr("{ lambda ; a:f64[3]. let b:f64[3] = frobnicate a in (b,) }")
+    closed = parse_jaxpr_untyped("{ lambda ; a:f64[3]. let b:f64[3] = frobnicate a in (b,) }")
     with pytest.raises(UnsupportedPrimitive, match=r"'frobnicate' has no XLA rebuild rule.*eval/xla\.py"):
         xla.to_jax(closed)
 

@@ -6,8 +6,8 @@ that line and column and say what was expected there.
 
 import pytest
 
-from ir.errors import JaxprSyntaxError, JaxprTypeError
-from ir.text import parse_jaxpr
+from ir.errors import JaxprSyntaxError, JaxprTypeError, UnsupportedPrimitive
+from ir.text import parse_jaxpr, parse_jaxpr_untyped
 
 MARK = "§"
 ONE = "{ lambda ; a:f64[3]. let b:f64[3] = "  # a one-equation jaxpr up to its primitive
@@ -108,7 +108,10 @@ def test_ill_typed_text_raises_a_type_error_naming_the_equation(text, index, pri
     assert (info.value.eqn_index, info.value.primitive) == (index, primitive)
 
 
-def test_a_primitive_without_a_shape_rule_is_taken_as_declared():
-    closed = parse_jaxpr("{ lambda ; a:f64[3]. let b:f32[7] = my_custom_op[k=1] a in (b,) }")
+def test_a_primitive_without_a_shape_rule_is_refused_typed_and_read_as_declared_untyped():
+    text = "{ lambda ; a:f64[3]. let b:f32[7] = my_custom_op[k=1] a in (b,) }"
+    with pytest.raises(UnsupportedPrimitive, match="'my_custom_op' has no shape/dtype rule"):
+        parse_jaxpr(text)
+    closed = parse_jaxpr_untyped(text)
     eqn = closed.eqns[0]
     assert (eqn.primitive, eqn.params, str(eqn.outvars[0].aval)) == ("my_custom_op", {"k": 1}, "f32[7]")

@@ -9,7 +9,7 @@ import pytest
 import ir
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, ShapedArray, Var
 from ir.dtypes import float32, float64
-from ir.errors import JaxprTypeError
+from ir.errors import JaxprTypeError, UnsupportedPrimitive
 from ir.typecheck import fingerprint, typecheck
 
 F3 = ShapedArray((3,), float64)
@@ -45,9 +45,19 @@ def test_malformed_params_are_type_errors():
         typecheck(j)
 
 
-def test_primitive_without_shape_rule_is_trusted():
-    a, b = Var(F3), Var(ShapedArray((9,), float32))
-    typecheck(Jaxpr([], [a], [b], [Eqn("my_custom_op", [a], [b], {})]))
+def test_primitive_without_shape_rule_is_refused():
+    a, b, c = Var(F3), Var(F3), Var(ShapedArray((9,), float32))
+    j = Jaxpr([], [a], [c], [Eqn("sin", [a], [b], {}), Eqn("my_custom_op", [b], [c], {})])
+    with pytest.raises(UnsupportedPrimitive, match="'my_custom_op' has no shape/dtype rule.*ir/shapes"):
+        typecheck(j)
+
+
+def test_primitive_without_shape_rule_is_refused_inside_a_nested_jaxpr():
+    x, y = Var(F3), Var(F3)
+    body = ClosedJaxpr(Jaxpr([], [x], [y], [Eqn("my_custom_op", [x], [y], {})]))
+    a, b = Var(F3), Var(F3)
+    with pytest.raises(UnsupportedPrimitive, match="my_custom_op"):
+        typecheck(Jaxpr([], [a], [b], [Eqn("jit", [a], [b], {"jaxpr": body, "name": "f"})]))
 
 
 def test_consts_must_match_constvars():

@@ -16,7 +16,7 @@ INLINED = CALLS | INLINED_REVERSE
 
 # JAX has no derivative for these either (tests/oracle/README.md lists what JAX refuses).
 NOT_DIFFERENTIABLE_IN_JAX = {"nextafter", "zeta", "householder_product", "schur", "hessenberg", "tridiagonal",
-                             "cholesky_update", "composite", "igamma_grad_a", "random_gamma_grad", "empty2",
+                             "cholesky_update", "composite", "igamma_grad_a", "random_gamma_grad",
                              "platform_index", "rng_uniform", "lu_pivots_to_permutation", "bitcast_convert_type"}
 
 # Primitives still without AD rules, by reason.

@@ -1,13 +1,15 @@
 """JVP and VJP rules of the shape primitives: reshape, transpose, broadcast_in_dim, squeeze, rev, slice,
-pad, concatenate, stack, tile, split, device_put, copy (and iota, which has no derivative).
+pad, concatenate, stack, unstack, tile, split, device_put, copy (and iota and empty2, which have no
+derivative: no operands).
 
 Every one is linear in its array operands, so its JVP is the op itself applied to the tangents and its
 VJP is the transpose, following JAX's transpose rules (jax/_src/lax/lax.py, slicing.py): reshape
 back (then undo `dimensions`), the inverse permutation, reduce_sum over the broadcast axes, pad the
 cotangent of a slice with zeros, slice (with strides for interior padding) the cotangent of a pad,
-slices of the cotangent of a concatenation, a concatenation of the cotangents of a split.
+slices of the cotangent of a concatenation, a concatenation of the cotangents of a split, a stack of
+the cotangents of an unstack.
 
-Variadic primitives (concatenate, stack, split's results, device_put) get one rule per operand or
+Variadic primitives (concatenate, stack, the results of split and unstack, device_put) get one rule per operand or
 result count in `COUNTS` (`arities=`; `_counted` for the multi-result entries, which the book gives one
 count only). More operands or results than `COUNTS` holds fail at build time with UnsupportedPrimitive.
 """
@@ -24,7 +26,7 @@ from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, args_list, call, 
 from transforms.ad.rule import ADBook, Aux
 
 A = ADBook("shape")
-COUNTS = range(1, 9)  # operand counts of concatenate/stack/device_put, result counts of split
+COUNTS = range(1, 9)  # operand counts of concatenate/stack/device_put, result counts of split/unstack
 
 
 def _supported(prim: str, count: int) -> None:
@@ -76,7 +78,7 @@ for _prim in ("reshape", "transpose", "broadcast_in_dim", "squeeze", "rev", "sli
 A.jvp_linear("tile", [0], arity=1, math="d tile(x) = tile(dx) (linear)")
 A.linear("copy", 0, lambda g, x, ans: g, math="d copy(x) = dx")
 A.linear("copy_p", 0, lambda g, x, ans: g, math="d copy(x) = dx")
-A.zero_derivative("iota")
+A.zero_derivative("iota", "empty2")
 
 
 def _reshape_back(p, ins, outs):
@@ -244,3 +246,19 @@ for _k in COUNTS:
     _counted("vjp", "split", "0", 1, _k, lambda seeds, xs, outs, vals: apply("concatenate", vals[0], args_list(seeds)),
              Aux("extra:concatenate", _concatenate_along_split_axis),
              "split(x)^T cts = concatenate(cts along the axis) (unused results' cts are zeros)")
+
+
+def _stack_along_unstack_axis(p, ins, outs):
+    _supported("unstack", len(outs))
+    return ({"axis": int(p["axis"])},)
+
+
+for _k in COUNTS:
+    for _j in range(_k):
+        _counted("jvp", "unstack", f"out{_j}", 1, _k,
+                 lambda seeds, xs, outs, vals, j=_j: get(call("unstack", vals[0], args_list(seeds)), j),
+                 _params_of("unstack", counted=True), "d unstack(x)_j = unstack(dx)_j (linear)")
+    _counted("vjp", "unstack", "0", 1, _k, lambda seeds, xs, outs, vals: apply("stack", vals[0], args_list(seeds)),
+             Aux("extra:stack", _stack_along_unstack_axis),
+             "unstack(x)^T cts = stack(cts along the axis) (JAX's _unstack_transpose_rule; unused results' cts "
+             "are zeros)")

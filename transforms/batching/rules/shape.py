@@ -1,5 +1,5 @@
 """Batching rules of the shape primitives: broadcast_in_dim, reshape, transpose, squeeze, rev, tile, slice,
-pad, concatenate, stack, split, device_put (iota has no operands, so it is never batched; copy and
+pad, concatenate, stack, split, unstack, device_put (iota and empty2 have no operands, so it is never batched; copy and
 copy_p are elementwise).
 
 Each one moves elements without computing with them, so the batched op is the op itself with the batch
@@ -9,7 +9,7 @@ no padding, one repetition) and every axis param is shifted by one. A batched pa
 into a select between the padded operand and the broadcast padding values (JAX's `_pad_batch_rule`).
 Variadic primitives broadcast their unbatched operands first (`materialize`, as JAX's
 `_concatenate_batch_rule` does); they have one rule per operand count up to `MAX_OPERANDS` (as the AD
-rules), split one per result index: more fails at build time with UnsupportedPrimitive.
+rules), split and unstack one per result index: more fails at build time with UnsupportedPrimitive.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rewrites.terms import Arr, T, apply, args_list
 from transforms.batching.rule import Aux, Site, VmapBook, shifted
 
 V = VmapBook("shape")
-MAX_OPERANDS = 8  # operand counts of concatenate/stack/device_put, result count of split
+MAX_OPERANDS = 8  # operand counts of concatenate/stack/device_put, result count of split/unstack
 
 
 def _supported(prim: str, count: int) -> None:
@@ -75,6 +75,15 @@ for _prim, (_params, _math) in ONE_OPERAND.items():
 
 V.batch("split", "b", lambda x, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
         aux=Aux("op:split", lambda e: (_split(e),)), math="split(x)_j along axis + 1: the batch axis is not cut")
+
+
+def _unstack(e: Site) -> dict:
+    _supported("unstack", len(e.out_avals))
+    return {**e.params, "axis": int(e.params["axis"]) + 1}
+
+
+V.batch("unstack", "b", lambda x, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
+        aux=Aux("op:unstack", lambda e: (_unstack(e),)), math="unstack(x)_j along axis + 1 (JAX's _unstack_batch_rule)")
 
 
 # --- variadic: the unbatched operands broadcast first ------------------------------------------------------
