@@ -11,7 +11,7 @@ from ir.lazy import lazy_exports
 _LAZY = {
     "parse_jaxpr": "ir.text", "print_jaxpr": "ir.text",
     "typecheck": "ir.typecheck", "fingerprint": "ir.typecheck",
-    "make_jaxpr": "ir.tracing",
+    "make_jaxpr": "ir.tracing", "from_jax": "ir.jax_convert",
     "numpy": None, "lax": None, "dtypes": None, "params": None, "primitives": None,
 }
 
