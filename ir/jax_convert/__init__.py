@@ -153,16 +153,22 @@ def as_function(fun: Any) -> Callable:
 
 
 def _rejected_by_jax(error: BaseException) -> bool:
-    """Whether tracing failed because JAX met eqjax's tracer or eqjax met a JAX value: the error was raised
-    inside JAX's own code (libraries built on JAX reach it when they compute), or its message names a JAX
-    array type (eqjax's tracer refusing a JAX array)."""
-    tb = error.__traceback__
-    while tb is not None:
-        module = tb.tb_frame.f_globals.get("__name__", "")
-        if module == "jax" or module.startswith(("jax.", "jaxlib")):
+    """Whether tracing failed because JAX met eqjax's tracer or eqjax met a JAX value: the message names
+    eqjax's tracer type or a JAX array type, or the error was raised inside JAX's own code (JAX filters its
+    frames from tracebacks, so the chain of causes is searched too)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if any(name in str(error) for name in ("ir.tracing.Tracer", "ArrayImpl", "jax.Array", "JaxprTracer")):
             return True
-        tb = tb.tb_next
-    return any(name in str(error) for name in ("ArrayImpl", "jax.Array", "DynamicJaxprTracer"))
+        tb = error.__traceback__
+        while tb is not None:
+            module = tb.tb_frame.f_globals.get("__name__", "")
+            if module == "jax" or module.startswith(("jax.", "jaxlib")):
+                return True
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def trace_to_jaxpr(fun: Callable, in_avals: Sequence[Any]):
