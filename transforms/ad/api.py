@@ -136,10 +136,10 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     def value_and_grad_f(*args):
         staged = cache.stage(fun, args)
         nums = _argnums(argnums, len(args))
-        _check_scalar_output(staged, has_aux, holomorphic)
         leaves = [i for n in nums for i in staged.arg_leaves[n]]
-        for i in leaves:
+        for i in leaves:  # inputs first, then the output, as JAX checks them
             _check_input_revderiv("grad", staged.closed.in_avals[i], holomorphic, allow_int)
+        _check_scalar_output(staged, has_aux, holomorphic)
         wrt = [i for i in leaves if differentiable(staged.closed.in_avals[i])]
         n_out = staged.out_tree.num_leaves
         if holomorphic:

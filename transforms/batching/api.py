@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ir.core import ShapedArray
-from ir.jax_convert import trace_to_jaxpr
+from ir.jax_convert import as_function, trace_to_jaxpr
 from ir.tracing import aval_of, hoist_consts, is_tracer
 from ir.tree import tree_flatten, tree_unflatten
 from rewrites.costs import for_backend
@@ -36,6 +36,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
     batched program is built and compiled once per input signature and runs on `backend`."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
+    fun = as_function(fun)
     options = Options(rules, for_backend(cost, backend), extractor, limits)
     cache = ProgramCache(backend)
     traced: dict[Any, tuple] = {}  # by signature: the traced program and its output structure
