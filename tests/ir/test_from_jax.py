@@ -218,6 +218,11 @@ def test_a_primitive_eqjax_lacks_is_named():
         ir.from_jax(with_callback)(X)
 
 
+def test_the_names_of_the_api():
+    assert ir.from_jax.convert is convert
+    assert isinstance(ir.from_jax.function(jnp.sin), ir.jax_convert.JaxFunction)
+
+
 def test_convert_refuses_what_is_not_a_jax_program():
     with pytest.raises(TypeError, match="jax.core.ClosedJaxpr"):
         convert("{ lambda ; a:f64[]. let  in (a,) }")
