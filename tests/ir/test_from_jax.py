@@ -243,3 +243,19 @@ def test_without_jax_import_ir_works_and_from_jax_names_the_extra():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "refused:" in out.stdout and "eqjax[jax]" in out.stdout
+
+
+def test_a_nested_jaxpr_keeps_its_constants_which_the_text_cannot_hold():
+    from eval.interpreter import eval_jaxpr
+
+    weights = np.arange(4.0)
+
+    def f(x):
+        return jnp.sum(jax.jit(lambda a: jnp.sin(a) * weights)(x))
+
+    program = ir.from_jax(f)(V)
+    (body,) = [e.params["jaxpr"] for e in program.eqns if e.primitive == "jit"]
+    assert len(body.consts) == 1 and np.array_equal(body.consts[0], weights)
+    with pytest.raises(ir.JaxprSyntaxError, match="constvars"):
+        parse_jaxpr(str(jax.make_jaxpr(f)(V)))
+    np.testing.assert_allclose(eval_jaxpr(program, V)[0], f(V), rtol=1e-12)
