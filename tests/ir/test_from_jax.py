@@ -76,6 +76,13 @@ def _clip_gradient(x):
 _clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
 
 
+def random_params(model, x):
+    """Parameters of a flax model as NumPy arrays of its shapes: `model.init` would compile XLA code (seconds)."""
+    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), x)
+    rng = np.random.default_rng(1)
+    return jax.tree_util.tree_map(lambda s: rng.normal(size=s.shape) / np.sqrt(s.shape[0]), shapes)
+
+
 def _flax_mlp():
     nn = pytest.importorskip("flax.linen", reason="flax is in the dev extra")
 
@@ -85,7 +92,7 @@ def _flax_mlp():
             return nn.Dense(2)(jax.nn.gelu(nn.Dense(8)(x)))
 
     model = MLP()
-    params = model.init(jax.random.PRNGKey(0), X)
+    params = random_params(model, X)
     return lambda p, x: model.apply(p, x), (params, X)
 
 

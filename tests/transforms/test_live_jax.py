@@ -28,6 +28,7 @@ LABELS = np.array([0, 2, 1, 1, 0])
 
 
 def close(got, want, rtol=1e-10, atol=1e-12):
+    """Leaf by leaf; JAX's references run under `jax.jit` (one compile instead of one per operation)."""
     got_leaves, want_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
     assert len(got_leaves) == len(want_leaves)
     for g, w in zip(got_leaves, want_leaves, strict=True):
@@ -40,6 +41,13 @@ def as_numpy(tree):
     return jax.tree_util.tree_map(np.asarray, tree)
 
 
+def random_params(model, x):
+    """Parameters of a flax model as NumPy arrays of its shapes: `model.init` would compile XLA code (seconds)."""
+    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), x)
+    rng = np.random.default_rng(1)
+    return jax.tree_util.tree_map(lambda s: rng.normal(size=s.shape) / np.sqrt(s.shape[0]), shapes)
+
+
 def test_flax_mlp_loss_is_optimized_differentiated_and_batched():
     nn = pytest.importorskip("flax.linen", reason="flax is in the dev extra")
 
@@ -49,16 +57,16 @@ def test_flax_mlp_loss_is_optimized_differentiated_and_batched():
             return nn.Dense(2)(jax.nn.relu(nn.Dense(8)(x)))
 
     model = MLP()
-    params = as_numpy(model.init(jax.random.PRNGKey(0), X))
+    params = random_params(model, X)
     targets = RNG.normal(size=(5, 2))
 
     def loss(params, x, y):
         return jnp.mean((model.apply(params, x) - y) ** 2)
 
-    close(jit(loss, **KNOBS)(params, X, targets), loss(params, X, targets))
-    close(grad(loss, **KNOBS)(params, X, targets), jax.grad(loss)(params, X, targets))
+    close(jit(loss, **KNOBS)(params, X, targets), jax.jit(loss)(params, X, targets))
+    close(grad(loss, **KNOBS)(params, X, targets), jax.jit(jax.grad(loss))(params, X, targets))
     per_example = vmap(loss, in_axes=(None, 0, 0), **KNOBS)(params, X[:, None], targets[:, None])
-    close(per_example, jax.vmap(loss, in_axes=(None, 0, 0))(params, X[:, None], targets[:, None]))
+    close(per_example, jax.jit(jax.vmap(loss, in_axes=(None, 0, 0)))(params, X[:, None], targets[:, None]))
 
 
 def test_optax_adam_step_is_optimized_differentiated_and_batched():
@@ -75,16 +83,17 @@ def test_optax_adam_step_is_optimized_differentiated_and_batched():
         updates, state = tx.update(grads, jax.tree_util.tree_unflatten(state_tree, state_leaves), params)
         return optax.apply_updates(params, updates), jax.tree_util.tree_leaves(state)
 
-    close(jit(step, **KNOBS)(params, state_leaves, grads), step(params, state_leaves, grads))
+    close(jit(step, **KNOBS)(params, state_leaves, grads), jax.jit(step)(params, state_leaves, grads))
 
     def moved(params, grads):  # how far one step moves the parameters: differentiable in both
         new, _ = step(params, state_leaves, grads)
         return sum(jnp.sum((new[k] - params[k]) ** 2) for k in params)
 
-    close(grad(moved, argnums=(0, 1), **KNOBS)(params, grads), jax.grad(moved, argnums=(0, 1))(params, grads),
+    close(grad(moved, argnums=(0, 1), **KNOBS)(params, grads), jax.jit(jax.grad(moved, argnums=(0, 1)))(params, grads),
           rtol=1e-8)
     batch = {k: np.stack([v, 2 * v, -v]) for k, v in grads.items()}
-    close(vmap(moved, in_axes=(None, 0), **KNOBS)(params, batch), jax.vmap(moved, in_axes=(None, 0))(params, batch))
+    close(vmap(moved, in_axes=(None, 0), **KNOBS)(params, batch),
+          jax.jit(jax.vmap(moved, in_axes=(None, 0)))(params, batch))
 
 
 def test_jax_nn_softmax_cross_entropy_is_optimized_differentiated_and_batched():
@@ -92,9 +101,9 @@ def test_jax_nn_softmax_cross_entropy_is_optimized_differentiated_and_batched():
         return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * onehot, axis=-1))
 
     onehot = np.eye(4)[[0, 3, 1, 1, 2]]
-    close(jit(xent, **KNOBS)(X, onehot), xent(X, onehot))
-    close(grad(xent, **KNOBS)(X, onehot), jax.grad(xent)(X, onehot))
-    close(vmap(xent, **KNOBS)(X[:, None], onehot[:, None]), jax.vmap(xent)(X[:, None], onehot[:, None]))
+    close(jit(xent, **KNOBS)(X, onehot), jax.jit(xent)(X, onehot))
+    close(grad(xent, **KNOBS)(X, onehot), jax.jit(jax.grad(xent))(X, onehot))
+    close(vmap(xent, **KNOBS)(X[:, None], onehot[:, None]), jax.jit(jax.vmap(xent))(X[:, None], onehot[:, None]))
     if NIGHTLY:  # per-example gradients: vmap of the gradient program
         close(vmap(grad(xent, **KNOBS), **KNOBS)(X[:, None], onehot[:, None]),
               jax.vmap(jax.grad(xent))(X[:, None], onehot[:, None]))
