@@ -18,7 +18,8 @@ front (one trace, by JAX). A function mixing `ir.numpy` and `jax.numpy` on the s
 error of the tracer that refused the other's values; nothing is silently computed by the other library.
 Arguments and results of a JAX function are pytrees of arrays in the transforms' sense (tuples, lists,
 dicts); JAX's own pytree nodes (an optax state, a flax `FrozenDict`) are passed as their leaves
-(`jax.tree_util.tree_flatten`) and rebuilt inside the function.
+(`jax.tree_util.tree_flatten`) and rebuilt inside the function. A JAX function nested in a transform must
+take the enclosing transform's values as arguments: closing over them raises `ClosureError`.
 
 Without JAX installed, `import ir` still works; these functions raise `JaxUnavailable` naming the extra.
 """
@@ -85,6 +86,10 @@ def from_jax(fun: Callable, static_argnums: int | Sequence[int] = ()) -> Callabl
 from_jax.convert = convert  # type: ignore[attr-defined]
 
 
+class ClosureError(EqjaxError, TypeError):
+    """A function written with JAX closes over a value of eqjax's trace, which JAX cannot see."""
+
+
 class JaxFunction:
     """`fun`, written with JAX, as a function eqjax traces: called on eqjax tracers, JAX traces `fun` at
     their avals and the converted program's equations are replayed into eqjax's trace. Called on concrete
@@ -124,7 +129,14 @@ class JaxFunction:
                 return jax.ShapeDtypeStruct(aval.shape, jax.dtypes.float0)
             return jax.ShapeDtypeStruct(aval.shape, aval.dtype.numpy, weak_type=aval.weak_type)
 
-        closed, out_shape = jax.make_jaxpr(flat_fun, return_shape=True)(*map(struct, avals))
+        try:
+            closed, out_shape = jax.make_jaxpr(flat_fun, return_shape=True)(*map(struct, avals))
+        except Exception as error:
+            if "ir.tracing.Tracer" not in str(error):
+                raise
+            raise ClosureError(f"{self.__name__}, written with JAX, uses a value eqjax is tracing that is not one of "
+                               "its arguments (a closure over an enclosing transform's variable): JAX cannot trace "
+                               "it; pass it as an argument") from error
         return convert(closed), jax.tree_util.tree_structure(out_shape)
 
 
@@ -156,6 +168,8 @@ def _rejected_by_jax(error: BaseException) -> bool:
     """Whether tracing failed because JAX met eqjax's tracer or eqjax met a JAX value: the message names
     eqjax's tracer type or a JAX array type, or the error was raised inside JAX's own code (JAX filters its
     frames from tracebacks, so the chain of causes is searched too)."""
+    if isinstance(error, ClosureError):  # JAX did trace, and met a variable it cannot see: tracing again won't do
+        return False
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -191,5 +205,5 @@ def trace_to_jaxpr(fun: Callable, in_avals: Sequence[Any]):
         return trace(JaxFunction(fun), in_avals)
 
 
-__all__ = ["EXTRA", "JaxFunction", "JaxUnavailable", "as_function", "as_program", "convert", "from_jax",
+__all__ = ["EXTRA", "ClosureError", "JaxFunction", "JaxUnavailable", "as_function", "as_program", "convert", "from_jax",
            "function", "is_live_jaxpr", "require_jax", "trace_to_jaxpr"]

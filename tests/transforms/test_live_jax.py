@@ -141,6 +141,23 @@ def test_recognition_rule():
         jit(mixed, **KNOBS)(X)
 
 
+def test_jax_functions_nest_in_transforms_through_their_arguments():
+    from ir.jax_convert import ClosureError
+
+    xs = X[:3]
+
+    def total(w):  # per-example JAX function inside an eqjax grad, w passed as an argument
+        return vmap(lambda w, x: jnp.tanh(jnp.dot(w, x)), in_axes=(None, 0), **KNOBS)(w, xs).sum()
+
+    close(grad(total, **KNOBS)(X[3]), jax.grad(lambda w: jnp.tanh(xs @ w).sum())(X[3]))
+
+    def closing(w):  # the same, closing over w: JAX cannot see eqjax's variable
+        return vmap(lambda x: jnp.tanh(jnp.dot(w, x)), **KNOBS)(xs).sum()
+
+    with pytest.raises(ClosureError, match="pass it as an argument"):
+        grad(closing, **KNOBS)(X[3])
+
+
 def test_jit_static_argnums_and_static_argnames_as_in_jax():
     def f(x, power, *, mode):
         y = x ** power
