@@ -133,6 +133,10 @@ def test_recognition_rule():
     assert all(m.startswith("jax") for m in calls), "declared: traced by JAX only"
     close(jit(with_jax, **KNOBS)(X), np.tanh(X).sum())
     close(jit(lambda x: inp.tanh(x).sum(), **KNOBS)(X), np.tanh(X).sum())  # eqjax's own API: no JAX
+    # the ways eqjax's first trace fails on JAX code: JAX refuses the tracer, eqjax's NumPy conversion is
+    # asked for a value (jnp.asarray), eqjax refuses a JAX array
+    for fun in (lambda x: jnp.sin(x), lambda x: jnp.asarray(x) * 2, lambda x: x * jnp.ones(4)):
+        close(jit(fun, **KNOBS)(X), jax.jit(fun)(X))
 
     def mixed(x):  # the same value through both libraries: refused, not computed by the wrong one
         return inp.sum(jnp.tanh(x))
