@@ -6,7 +6,8 @@ literal bits, primitives, params of the same types and values, nested programs, 
 
 - every oracle case: the oracle holds text, not Python, so the live object is what JAX's own tracer makes of
   the case's program rebuilt with JAX's primitives, `jax.make_jaxpr(eval.to_jax(parse_case(case)))(*args)`;
-  it prints the case's text exactly (asserted), so it is a live object of that very program;
+  it prints the case's text exactly (asserted), so it is a live object of that very program; the same for
+  the gradient programs JAX printed for the fixture programs (`grad`, `grad_grad`);
 - functions written with JAX (`CORPUS`, every primitive family of the fixtures, with JAX's real custom_jvp
   rules, shared sub-jaxprs, constants, flax and optax), traced by `jax.make_jaxpr`; their converted programs
   also compute JAX's values.
@@ -55,6 +56,38 @@ def test_every_oracle_case_converts_to_the_program_its_text_parses_to(family):
         if problem:
             problems.append(f"{case.id}: {problem}")
     assert cases and not problems, "\n".join(problems[:5])
+
+
+# JAX's printed gradient programs whose rebuild JAX's printer cannot print: eval/xla.py gives an aval a str
+# memory space inside the rebuilt `jit[name=diagonal]`, and `str()` raises AttributeError there. Their
+# structure is still compared.
+UNPRINTABLE_REBUILDS = {("program/gaussian_loglik_chol", "grad"), ("program/cond_piecewise", "grad"),
+                        ("program/cond_piecewise", "grad_grad")}
+
+
+def test_jax_gradient_programs_of_the_fixtures_convert_as_their_text_parses():
+    """The `grad` and `grad_grad` jaxprs JAX printed for the fixture programs, by the same route."""
+    import eval.xla as xla
+
+    problems, unprintable, compared = [], set(), 0
+    for case in CASES:
+        for key in ("grad", "grad_grad"):
+            if "jaxpr" not in case.raw.get(key, {}):
+                continue
+            text_route = parse_jaxpr(case.raw[key]["jaxpr"])
+            args = case.arrays("args")[:len(text_route.in_avals)]
+            live = jax.make_jaxpr(xla.to_jax(text_route))(*args)
+            compared += 1
+            problem = difference(convert(live), text_route)
+            try:
+                if str(live) != case.raw[key]["jaxpr"]:
+                    problem = problem or "the live object does not print the text"
+            except AttributeError:
+                unprintable.add((case.id, key))
+            if problem:
+                problems.append(f"{case.id} {key}: {problem}")
+    assert compared >= 45 and not problems, "\n".join(problems[:5])
+    assert unprintable == UNPRINTABLE_REBUILDS
 
 
 def _rng(seed=0):
