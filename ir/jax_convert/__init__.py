@@ -11,9 +11,10 @@ program the text route gives (`parse_jaxpr(str(closed))`, tested on every oracle
 How a transform knows a function is written with JAX: `transforms.jit/grad/vmap/...`, `parse_jaxpr` and
 `optimize` accept a live `jax.core.ClosedJaxpr` wherever they take a program (a program stands for the
 function of its inputs returning the list of its outputs, as `jax.core.jaxpr_as_fun`). A function is
-traced with eqjax's tracer (`trace_to_jaxpr` here); when JAX rejects that tracer (the function calls
-`jax.numpy`, `jax.lax`, flax, ... on it: the error is raised inside JAX, or names a JAX type) the function
-is traced again, whole, by JAX, and its converted program is used. `from_jax.function(f)` declares it up
+traced with eqjax's tracer (`trace_to_jaxpr` here); when that trace fails on JAX code (the function calls
+`jax.numpy`, `jax.lax`, flax, ... on eqjax's tracer: the error names eqjax's tracer or a JAX array type, or
+was raised inside JAX's own code) the function is traced again, whole, by JAX, and its converted program
+is used; an error of the second trace is raised with the first as its context. `from_jax.function(f)` declares it up
 front (one trace, by JAX). A function mixing `ir.numpy` and `jax.numpy` on the same values fails with the
 error of the tracer that refused the other's values; nothing is silently computed by the other library.
 Arguments and results of a JAX function are pytrees of arrays in the transforms' sense (tuples, lists,
