@@ -1,7 +1,7 @@
 """eqjax's Jaxpr IR: dtypes, avals, the Jaxpr dataclasses, primitives, JAX's text format, tracing.
 
 Stable names: `parse_jaxpr`, `print_jaxpr` (also `str(jaxpr)`), `make_jaxpr`, `numpy`, `lax`,
-`typecheck`, `fingerprint`.
+`typecheck`, `fingerprint`, `from_jax` (live JAX in, the `jax` extra: `ir.jax_convert`).
 """
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
