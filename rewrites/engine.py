@@ -584,9 +584,12 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     program the report's "before" counts describe (default `closed`). `loops=False` turns the loop-aware
     parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
     a body once, and dead loop outputs stay. `certificate=True` attaches `report.certificate`, a record of
-    the run that `rewrites.certificate.replay` re-checks (plain runs only: not with extend/prelude/baseline)."""
+    the run that `rewrites.certificate.replay` re-checks (plain runs only: not with extend/prelude/baseline).
+    `closed` may be a live `jax.core.ClosedJaxpr`, converted first (`ir.from_jax.convert`)."""
+    from ir.jax_convert import as_program
     from rewrites.costs import get_cost_model
 
+    closed = as_program(closed)
     model = get_cost_model(cost)  # an unknown model fails before saturating
     transformed = bool(prelude) or extend is not None or baseline is not None
     if certificate and transformed:

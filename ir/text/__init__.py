@@ -53,13 +53,20 @@ def parse_jaxpr_untyped(text: str) -> ClosedJaxpr:
         raise parser.error("the text nests too deeply to parse") from None
 
 
-def parse_jaxpr(text: str) -> ClosedJaxpr:
+def parse_jaxpr(text) -> ClosedJaxpr:
     """Parse JAX's printed jaxpr text and type check it.
+
+    A live `jax.core.ClosedJaxpr` (what `jax.make_jaxpr(f)(*args)` returns) is converted from its objects
+    instead (`ir.from_jax.convert`), to the program its text parses to, with its constants' values.
 
     Raises `JaxprSyntaxError` (line, column, what was expected) for malformed text and undefined
     names, `JaxprTypeError` when an equation's declared result types disagree with its
     primitive's shape rule, and `UnsupportedPrimitive` for a primitive without a shape rule.
     """
+    from ir.jax_convert import convert, is_live_jaxpr
+
+    if is_live_jaxpr(text):
+        return convert(text)
     closed = parse_jaxpr_untyped(text)
     from ir.typecheck import typecheck
 

@@ -6,7 +6,9 @@ e-graph (`transforms.ad.programs`) and evaluates it with NumPy. Called on tracer
 trace instead, so transforms compose: `grad(grad(f))` differentiates the optimized gradient program,
 `ir.make_jaxpr(grad(f))(x)` is the gradient program as extracted from the e-graph.
 
-Every function takes the optimizer's knobs as keywords (`rules`, `cost`, `extractor`, `limits`).
+Every function takes the optimizer's knobs as keywords (`rules`, `cost`, `extractor`, `limits`), and JAX's
+`has_aux`, `holomorphic` and `allow_int` where JAX has them, with JAX's meaning and dtype checks. `fun` may
+be written with JAX, or be a program, ir or live JAX (see `ir.jax_convert`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import numpy as np
 
 from eval.interpreter import eval_jaxpr
 from ir.core import ClosedJaxpr
-from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer, trace_to_jaxpr
+from ir.jax_convert import trace_to_jaxpr
+from ir.tracing import aval_of, bind_jaxpr, hoist_consts, is_tracer
 from ir.tree import TreeDef, tree_flatten, tree_unflatten
 from rewrites.costs import for_backend
 from rewrites.engine import Limits, Report
@@ -118,30 +121,41 @@ def _argnums(argnums: int | Sequence[int], n_args: int) -> tuple[int, ...]:
     return tuple(i % n_args for i in nums)
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
-                   rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None,
-                   backend: str = "numpy"):
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False, *, rules="default", cost="flops",
+                   extractor="greedy_dag", limits: Limits | None = None, backend: str = "numpy"):
     """`(f(*args), ∇f(*args))` for a scalar-valued `f`, the gradient with respect to `argnums` (an int
     gives that argument's gradient, a tuple a tuple of them). With `has_aux`, `f` returns `(out, aux)`
-    and the result is `((out, aux), grad)`. Traced, differentiated and compiled once per input
-    signature; the gradient program runs on `backend` (see `transforms.backends`)."""
+    and the result is `((out, aux), grad)`. As in JAX, `holomorphic=True` requires complex inputs and a
+    complex output and gives f'(z) (the VJP with cotangent 1, not conjugated); `allow_int=True` accepts
+    integer and boolean inputs, whose gradient is a float0-like zero (dtype bool, as `jvp` gives). Traced,
+    differentiated and compiled once per input signature; the gradient program runs on `backend`."""
     options = Options(rules, for_backend(cost, backend), extractor, limits)
     cache = ProgramCache(backend)
 
     def value_and_grad_f(*args):
         staged = cache.stage(fun, args)
         nums = _argnums(argnums, len(args))
-        _check_scalar_output(staged, has_aux)
-        wrt = [i for n in nums for i in staged.arg_leaves[n]]
-        program, _ = cache.get(nums, staged, lambda: grad_program(staged.closed, wrt, keep_outputs=True,
-                                                                  options=options),
-                               on_disk=("value_and_grad", {"wrt": wrt, "options": options}))
-        results = cache.run(program, staged.flat_args)
+        leaves = [i for n in nums for i in staged.arg_leaves[n]]
+        for i in leaves:  # inputs first, then the output, as JAX checks them
+            _check_input_revderiv("grad", staged.closed.in_avals[i], holomorphic, allow_int)
+        _check_scalar_output(staged, has_aux, holomorphic)
+        wrt = [i for i in leaves if differentiable(staged.closed.in_avals[i])]
         n_out = staged.out_tree.num_leaves
+        if holomorphic:
+            results = _holomorphic_value_and_grad(cache, staged, wrt, options)
+        else:
+            program, _ = cache.get(nums, staged, lambda: grad_program(staged.closed, wrt, keep_outputs=True,
+                                                                      options=options),
+                                   on_disk=("value_and_grad", {"wrt": wrt, "options": options}))
+            results = cache.run(program, staged.flat_args)
         value = tree_unflatten(staged.out_tree, results[:n_out])
-        grads, it = [], iter(results[n_out:])
+        by_leaf = dict(zip(wrt, results[n_out:], strict=True))
+        grads = []
         for n in nums:
-            grads.append(tree_unflatten(tree_flatten(args[n])[1], [next(it) for _ in staged.arg_leaves[n]]))
+            arg_leaves = [by_leaf[i] if i in by_leaf else np.zeros(staged.closed.in_avals[i].shape, bool)
+                          for i in staged.arg_leaves[n]]
+            grads.append(tree_unflatten(tree_flatten(args[n])[1], arg_leaves))
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return value, g
 
@@ -149,9 +163,19 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     return value_and_grad_f
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, **options):
+def _holomorphic_value_and_grad(cache: ProgramCache, staged: Staged, wrt: list[int], options: Options) -> list:
+    """The outputs, then f'(z) per `wrt` input: the VJP program with the cotangent 1 on output 0."""
+    program, _ = cache.get(("holomorphic", tuple(wrt)), staged, lambda: vjp_program(
+        staged.closed, wrt, seed="inputs", cotangent_outputs=[0], options=options))
+    outs = run_program(staged.closed, staged.flat_args)
+    one = np.ones((), staged.closed.out_avals[0].dtype.numpy)
+    return [*outs, *cache.run(program, [*staged.flat_args, one])]
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False, **options):
     """∇f with respect to `argnums` (see `value_and_grad`); with `has_aux`, returns `(grad, aux)`."""
-    vg = value_and_grad(fun, argnums, has_aux, **options)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, **options)
 
     def grad_f(*args):
         value, g = vg(*args)
@@ -161,7 +185,18 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return grad_f
 
 
-def _check_scalar_output(staged: Staged, has_aux: bool) -> None:
+def _check_input_revderiv(name: str, aval, holomorphic: bool, allow_int: bool) -> None:
+    """JAX's input dtype check of reverse-mode derivatives (`jax._src.api._check_input_dtype_revderiv`)."""
+    kind, dtype = aval.dtype.kind, aval.dtype.name
+    if holomorphic and kind != "c":
+        raise GradTypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got {dtype}.")
+    if kind in ("i", "u", "b", "key") and not allow_int:
+        raise GradTypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                            f"np.inexact), but got {dtype}. If you want to use Boolean- or integer-valued "
+                            "inputs, use vjp or set allow_int to True.")
+
+
+def _check_scalar_output(staged: Staged, has_aux: bool, holomorphic: bool = False) -> None:
     out_avals = staged.closed.out_avals
     tree = staged.out_tree
     if has_aux:
@@ -174,15 +209,33 @@ def _check_scalar_output(staged: Staged, has_aux: bool) -> None:
     aval = out_avals[0]
     if aval.shape != ():
         raise GradTypeError(f"grad requires a scalar output; the output has shape {aval.shape}")
-    if aval.dtype.kind != "f":
-        raise GradTypeError(f"grad requires a real floating output, got {aval.dtype.name}")
+    _check_output_revderiv("grad", aval, holomorphic)
 
 
-def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default", cost="flops",
-        extractor="greedy_dag", limits: Limits | None = None, backend: str = "numpy"):
+def _check_output_revderiv(name: str, aval, holomorphic: bool) -> None:
+    """JAX's output dtype check of reverse-mode derivatives (`_check_output_dtype_revderiv`)."""
+    kind, dtype = aval.dtype.kind, aval.dtype.name
+    if holomorphic:
+        if kind != "c":
+            raise GradTypeError(f"{name} with holomorphic=True requires outputs with complex dtype, "
+                                f"but got {dtype}.")
+    elif kind == "c":
+        raise GradTypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+                            f"np.floating), but got {dtype}. For holomorphic differentiation, pass "
+                            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                            "complex outputs, use jax.vjp directly.")
+    elif kind != "f":
+        raise GradTypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+                            f"np.floating), but got {dtype}. For differentiation of functions with integer "
+                            "outputs, use jax.vjp directly.")
+
+
+def jvp(fun: Callable, primals: Sequence, tangents: Sequence, has_aux: bool = False, *, rules="default",
+        cost="flops", extractor="greedy_dag", limits: Limits | None = None, backend: str = "numpy"):
     """`(f(*primals), J f(primals) · tangents)`; tangents have the primals' structure and avals.
     Integer and boolean inputs take any tangent (ignored); their outputs' tangents are float0-like
-    zeros of dtype bool, as JAX gives float0."""
+    zeros of dtype bool, as JAX gives float0. With `has_aux`, `f` returns `(out, aux)` and the result is
+    `(out, out_tangent, aux)`, as in JAX."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -198,7 +251,20 @@ def jvp(fun: Callable, primals: Sequence, tangents: Sequence, *, rules="default"
     n_out = staged.out_tree.num_leaves
     outs, it = results[:n_out], iter(results[n_out:])
     out_tangents = [next(it) if differentiable(a) else np.zeros(a.shape, bool) for a in staged.closed.out_avals]
+    if has_aux:
+        main, aux = _main_and_aux(staged)
+        n_main = main.num_leaves
+        return (tree_unflatten(main, outs[:n_main]), tree_unflatten(main, out_tangents[:n_main]),
+                tree_unflatten(aux, outs[n_main:]))
     return tree_unflatten(staged.out_tree, outs), tree_unflatten(staged.out_tree, out_tangents)
+
+
+def _main_and_aux(staged: Staged) -> tuple[TreeDef, TreeDef]:
+    """With `has_aux`: the structures of the output and of the auxiliary data of `f`'s pair."""
+    tree = staged.out_tree
+    if tree.kind not in ("tuple", "list") or len(tree.children) != 2:
+        raise TypeError(f"has_aux=True requires the function to return a pair (out, aux), got structure {tree}")
+    return tree.children[0], tree.children[1]
 
 
 def vjp(fun: Callable, *primals, has_aux: bool = False, rules="default", cost="flops",

@@ -118,9 +118,10 @@ def hessian_program(closed: ClosedJaxpr, argnum: int = 0, options: Options = DEF
 # --- API ------------------------------------------------------------------------------------------
 
 
-def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: Options, backend: str):
+def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: Options, backend: str,
+              has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False):
     from ir.tree import tree_flatten, tree_unflatten
-    from transforms.ad.api import ProgramCache, _argnums
+    from transforms.ad.api import ProgramCache, _argnums, _main_and_aux
 
     build = jacfwd_program if mode == "jacfwd" else jacrev_program
     cache = ProgramCache(backend)
@@ -128,37 +129,94 @@ def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: O
     def jac_f(*args):
         staged = cache.stage(fun, args)
         nums = _argnums(argnums, len(args))
-        wrt = [i for n in nums for i in staged.arg_leaves[n]]
-        program, _ = cache.get(nums, staged, lambda: build(staged.closed, wrt, options),
-                               on_disk=(mode, {"wrt": wrt, "options": options}))
+        out_tree, aux_tree = _main_and_aux(staged) if has_aux else (staged.out_tree, None)
+        leaves = [i for n in nums for i in staged.arg_leaves[n]]
+        avals = staged.closed.in_avals
+        _check_dtypes(mode, [avals[i] for i in leaves], staged.closed.out_avals[:out_tree.num_leaves],
+                      holomorphic, allow_int)
+        wrt = [i for i in leaves if differentiable(avals[i])]
+        closed = _first_outputs(staged.closed, out_tree.num_leaves) if has_aux else staged.closed
+        program, _ = cache.get((nums, has_aux), staged, lambda: build(closed, wrt, options),
+                               on_disk=(mode, {"wrt": wrt, "options": options, "has_aux": has_aux}))
         blocks = iter(cache.run(program, staged.flat_args))
+        out_avals = closed.out_avals
         per_out = []
-        for _ in range(staged.out_tree.num_leaves):
+        for out in out_avals:
             per_arg = []
             for n in nums:
                 arg_tree = tree_flatten(args[n])[1]
-                per_arg.append(tree_unflatten(arg_tree, [next(blocks) for _ in staged.arg_leaves[n]]))
+                # an integer input's block (allow_int) is a float0-like zero, dtype bool, as `grad` gives
+                per_arg.append(tree_unflatten(arg_tree, [
+                    next(blocks) if i in wrt else np.zeros(out.shape + avals[i].shape, bool)
+                    for i in staged.arg_leaves[n]]))
             per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
-        return tree_unflatten(staged.out_tree, per_out)
+        jac = tree_unflatten(out_tree, per_out)
+        if not has_aux:
+            return jac
+        aux = cache.run(staged.closed, staged.flat_args)[out_tree.num_leaves:]
+        return jac, tree_unflatten(aux_tree, aux)
 
     jac_f.__name__ = f"{mode}({getattr(fun, '__name__', 'fun')})"
     return jac_f
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, *, rules="default", cost="flops",
-           extractor="greedy_dag", limits=None, backend: str = "numpy"):
+def _first_outputs(closed: ClosedJaxpr, n: int) -> ClosedJaxpr:
+    """`closed` computing only its first `n` outputs (the rest is dead code the optimizer drops)."""
+    from ir.core import Jaxpr
+
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars[:n], j.eqns), closed.consts)
+
+
+def _check_dtypes(mode: str, in_avals: list[ShapedArray], out_avals: list[ShapedArray], holomorphic: bool,
+                  allow_int: bool) -> None:
+    """JAX's dtype checks of `jacfwd` (`_check_input_dtype_jacfwd`, `_check_output_dtype_jacfwd`) and of
+    `jacrev` (the reverse-mode ones of `grad`)."""
+    from transforms.ad.api import _check_input_revderiv, _check_output_revderiv
+
+    if mode == "jacrev":
+        for a in in_avals:
+            _check_input_revderiv("jacrev", a, holomorphic, allow_int)
+        for a in out_avals:
+            _check_output_revderiv("jacrev", a, holomorphic)
+        return
+    for a in in_avals:
+        kind, dtype = a.dtype.kind, a.dtype.name
+        if holomorphic and kind != "c":
+            raise GradTypeError(f"jacfwd with holomorphic=True requires inputs with complex dtype, but got {dtype}.")
+        if not holomorphic and kind != "f":
+            raise GradTypeError(f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+                                f"but got {dtype}. For holomorphic differentiation, pass holomorphic=True. For "
+                                "differentiation of non-holomorphic functions involving complex inputs or integer "
+                                "inputs, use jax.jvp directly.")
+    for a in out_avals:
+        if holomorphic and a.dtype.kind != "c":
+            raise GradTypeError(f"jacfwd with holomorphic=True requires outputs with complex dtype, "
+                                f"but got {a.dtype.name}.")
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False, *,
+           rules="default", cost="flops", extractor="greedy_dag", limits=None, backend: str = "numpy"):
     """The Jacobian by forward mode: for each output leaf, an array of shape out.shape + in.shape (a
     tuple of them for a tuple of argnums, a pytree of them for a pytree argument). Built and compiled
-    once per input signature; runs on `backend`."""
-    return _jacobian("jacfwd", fun, argnums, Options(rules, for_backend(cost, backend), extractor, limits), backend)
+    once per input signature; runs on `backend`. As in JAX: with `has_aux`, `f` returns `(out, aux)` and
+    the result is `(jacobian, aux)`; `holomorphic=True` requires complex inputs and outputs, and without
+    it inputs must be real floats."""
+    options = Options(rules, for_backend(cost, backend), extractor, limits)
+    return _jacobian("jacfwd", fun, argnums, options, backend, has_aux, holomorphic)
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, *, rules="default", cost="flops",
-           extractor="greedy_dag", limits=None, backend: str = "numpy"):
-    """The Jacobian by reverse mode (same layout as `jacfwd`)."""
-    return _jacobian("jacrev", fun, argnums, Options(rules, for_backend(cost, backend), extractor, limits), backend)
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False, *, rules="default", cost="flops", extractor="greedy_dag", limits=None,
+           backend: str = "numpy"):
+    """The Jacobian by reverse mode (same layout as `jacfwd`); `has_aux`, `holomorphic` and `allow_int`
+    (an integer input's block is a float0-like zero) as in JAX's `jacrev`."""
+    options = Options(rules, for_backend(cost, backend), extractor, limits)
+    return _jacobian("jacrev", fun, argnums, options, backend, has_aux, holomorphic, allow_int)
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, **options):
-    """`jacfwd(jacrev(f))`: for a scalar f of x, an array of shape x.shape + x.shape."""
-    return jacfwd(jacrev(fun, argnums, **options), argnums, **options)
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+            **options):
+    """`jacfwd(jacrev(f))`: for a scalar f of x, an array of shape x.shape + x.shape; with `has_aux`,
+    `(hessian, aux)`, as in JAX."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic, **options), argnums, has_aux, holomorphic, **options)

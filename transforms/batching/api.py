@@ -9,7 +9,8 @@
 the e-graph (`transforms.batching.programs`) and evaluated with NumPy, or, called on tracers (inside
 `ir.make_jaxpr`, `jit`, `grad` or another `vmap`), replayed into the enclosing trace, so transforms
 compose: `vmap(vmap(f))`, `vmap(grad(f))`, `grad(lambda w: vmap(f, (None, 0))(w, xs).sum())`.
-Keyword arguments are mapped over their axis 0, as in JAX.
+Keyword arguments are mapped over their axis 0, as in JAX. `fun` may be written with JAX, or be a program,
+ir or live JAX (see `ir.jax_convert`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ir.core import ShapedArray
-from ir.tracing import aval_of, hoist_consts, is_tracer, trace_to_jaxpr
+from ir.jax_convert import as_function, trace_to_jaxpr
+from ir.tracing import aval_of, hoist_consts, is_tracer
 from ir.tree import tree_flatten, tree_unflatten
 from rewrites.costs import for_backend
 from rewrites.engine import Limits
@@ -34,6 +36,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
     batched program is built and compiled once per input signature and runs on `backend`."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
+    fun = as_function(fun)
     options = Options(rules, for_backend(cost, backend), extractor, limits)
     cache = ProgramCache(backend)
     traced: dict[Any, tuple] = {}  # by signature: the traced program and its output structure
