@@ -1,0 +1,56 @@
+"""A `jax.numpy`-like namespace for traced code, emitting the primitives JAX 0.10.2 emits.
+
+Binary functions promote dtypes on JAX's x64 lattice with weak types (`ir.dtypes.promote`):
+a Python scalar next to an f32 array becomes an f32 literal, an i32 array next to 2.5 is
+converted to a weak f64 first. Shapes broadcast as in JAX: operands of different nonzero ranks
+get leading 1s through `broadcast_in_dim`, and the primitive itself broadcasts size-1 and
+rank-0 operands (JAX prints `add g h` with g:f64[4,5], h:f64[1,5]).
+
+Departures from JAX's traced text, all numerically identical: JAX's `jit` wrappers around some
+functions (`_where`, `clip`, `cumsum`, `remainder`, ...) are inlined; `logaddexp` is inlined
+without its `custom_jvp_call`; `einsum` contracts left to right instead of opt_einsum's order;
+`var`/`std` divide by a static normalizer; integer-array (advanced) indexing is not supported.
+Constants (`asarray(2.0)`, `zeros(())`, `arange(1, 9, 2)`) are tracers of the current trace
+holding a Literal or a constvar, so operations on them are recorded, as JAX stages them out.
+"""
+
+from ir.numpy._base import (  # noqa: F401
+    bfloat16,
+    bool_,
+    broadcast_shapes,
+    complex64,
+    complex128,
+    complex_,
+    e,
+    float16,
+    float32,
+    float64,
+    float_,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    int_,
+    nan,
+    ndim,
+    newaxis,
+    pi,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    promote_dtypes_numeric,
+    promote_shapes,
+    result_type,
+    shape,
+    size,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ir.numpy.contractions import *  # noqa: F403
+from ir.numpy.creation import *  # noqa: F403
+from ir.numpy.elementwise import *  # noqa: F403
+from ir.numpy.indexing import *  # noqa: F403
+from ir.numpy.manipulation import *  # noqa: F403
+from ir.numpy.reductions import *  # noqa: F403
