@@ -9,11 +9,12 @@ rank-0 operands (JAX prints `add g h` with g:f64[4,5], h:f64[1,5]).
 Departures from JAX's traced text, all numerically identical: JAX's `jit` wrappers around some
 functions (`_where`, `clip`, `cumsum`, `remainder`, ...) are inlined; `logaddexp` is inlined
 without its `custom_jvp_call`; `einsum` contracts left to right instead of opt_einsum's order;
-`var`/`std` divide by a static normalizer; integer-array (advanced) indexing is not supported.
+`var`/`std` divide by a static normalizer.
 Constants (`asarray(2.0)`, `zeros(())`, `arange(1, 9, 2)`) are tracers of the current trace
 holding a Literal or a constvar, so operations on them are recorded, as JAX stages them out.
 """
 
+from ir.numpy import fft, linalg  # noqa: E402, F401  (jnp.fft, jnp.linalg)
 from ir.numpy._base import (  # noqa: F401
     bfloat16,
     bool_,
@@ -50,7 +51,13 @@ from ir.numpy._base import (  # noqa: F401
 )
 from ir.numpy.contractions import *  # noqa: F403
 from ir.numpy.creation import *  # noqa: F403
+from ir.numpy.dtype_queries import *  # noqa: F403
 from ir.numpy.elementwise import *  # noqa: F403
 from ir.numpy.indexing import *  # noqa: F403
+from ir.numpy.layout import *  # noqa: F403
 from ir.numpy.manipulation import *  # noqa: F403
+from ir.numpy.polynomials import *  # noqa: F403
 from ir.numpy.reductions import *  # noqa: F403
+from ir.numpy.selection import *  # noqa: F403
+from ir.numpy.statistics import *  # noqa: F403
+from ir.numpy.ufuncs import *  # noqa: F403
