@@ -178,7 +178,7 @@ def resize(a, new_shape):
 def unstack(x, /, *, axis: int = 0):
     x = _tracer_like(x)
     axis = _canon_axis(axis, ndim(x))
-    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(shape(x)[axis]))
+    return tuple(lax.squeeze(lax.slice_in_dim(x, i, i + 1, axis=axis), (axis,)) for i in range(shape(x)[axis]))
 
 
 def delete(arr, obj, axis: int | None = None):
@@ -238,7 +238,7 @@ def diag(v, k: int = 0):
     n = shape(v)[0] + builtins.abs(k)
     from ir.numpy.creation import eye
     mask = eye(n, k=k, dtype=bool)
-    vals = lax.pad(v, lax_zero(v), [(builtins.max(k, 0), builtins.max(-k, 0), 0)])
+    vals = lax.pad(v, lax_zero(v), [(builtins.abs(k), 0, 0)])
     along = lax.broadcast_in_dim(vals, (n, n), (1,) if k >= 0 else (0,))
     from ir.numpy.elementwise import where
     return where(mask, along, full_like(along, 0))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir import lax
-from ir.numpy._base import _promote_args, int64, ndim, shape
+from ir.numpy._base import _promote_args, int64, ndim, promote_dtypes_inexact, shape
 from ir.numpy.contractions import matmul
 from ir.numpy.creation import asarray, eye
 from ir.numpy.elementwise import abs, conj, divide, log, multiply, sqrt, where
@@ -46,7 +46,7 @@ def _lu_solve(lu_, perm, b):
 
 
 def solve(a, b):
-    a, b = _promote_args("solve", _inexact(a), _tracer_like(b), kind="inexact")
+    a, b = (_tracer_like(x) for x in promote_dtypes_inexact(a, b))
     vector = ndim(b) == ndim(a) - 1
     if vector:
         b = b[..., None]
@@ -244,7 +244,7 @@ def matrix_rank(M, rtol=None, *, tol=None):  # noqa: N803
 
 def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     """(x, residuals, rank, singular values) from the SVD, as jax.numpy.linalg.lstsq."""
-    a, b = _promote_args("lstsq", _inexact(a), _tracer_like(b), kind="inexact")
+    a, b = (_tracer_like(x) for x in promote_dtypes_inexact(a, b))
     vector = ndim(b) == 1
     if vector:
         b = b[:, None]

@@ -26,7 +26,8 @@ def searchsorted(a, v, side: str = "left", sorter=None, *, method: str = "compar
     if sorter is not None:
         from ir.numpy.indexing import take
         a = take(a, sorter)
-    op = lax.lt if side == "left" else lax.le
+    from ir.numpy.elementwise import less, less_equal
+    op = less if side == "left" else less_equal
     vv = reshape(v, shape(v) + (1,))
     return sum(op(a, vv), axis=-1, dtype=int64)
 
@@ -174,7 +175,9 @@ def apply_along_axis(func1d, axis: int, arr, *args, **kwargs):
     outs = stack([_tracer_like(func1d(flat[i], *args, **kwargs)) for i in range(shape(flat)[0])])
     out = reshape(outs, batch + shape(outs)[1:])
     tail = ndim(out) - len(batch)
-    return moveaxis(out, tuple(range(len(batch), ndim(out))), tuple(range(axis, axis + tail))) if tail else out
+    # the function's result axes go where `axis` was
+    perm = list(range(axis)) + list(range(len(batch), ndim(out))) + list(range(axis, len(batch)))
+    return lax.transpose(out, perm) if tail else out
 
 
 def apply_over_axes(func, a, axes):
