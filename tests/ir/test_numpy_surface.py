@@ -203,7 +203,7 @@ def _flatten(value) -> list:
 
 def check(name, cases, ir_module, jax_module, rtol=1e-9, atol=1e-12):
     fn, args = cases[name]
-    want = _flatten(fn(jax_module, *[jax_module.asarray(a) for a in args]))
+    want = _flatten(fn(jax_module, *[jnp.asarray(a) for a in args]))
     got = run(lambda *xs: fn(ir_module, *xs), *args)
     assert len(got) == len(want), name
     for g, w in zip(got, want, strict=True):

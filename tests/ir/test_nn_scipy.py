@@ -1,0 +1,79 @@
+"""ir.nn and ir.scipy.special against jax.nn and jax.scipy.special: values (special points included), and
+relu's custom derivative at 0 against JAX's."""
+
+import jax
+import jax.nn
+import jax.scipy.special
+import numpy as np
+import pytest
+
+import ir.nn
+import ir.scipy.special
+from tests.ir.test_numpy_surface import check
+
+jax.config.update("jax_enable_x64", True)
+
+RNG = np.random.default_rng(3)
+X = np.concatenate([RNG.uniform(-4, 4, 10), [0.0, -0.0, 1.0, -1.0, 30.0, -30.0]])
+P = np.array([0.01, 0.2, 0.5, 0.9, 0.999])
+POS = RNG.uniform(0.1, 5, 6)
+ZERO_AND = np.array([0.0, 0.0, 1.5, 2.0, 0.5])
+M = RNG.uniform(-3, 3, (3, 5))
+
+NN = {name: (lambda m, x, _n=name: getattr(m, _n)(x), (X,)) for name in [
+    "relu", "relu6", "silu", "swish", "softplus", "soft_sign", "sigmoid", "log_sigmoid", "hard_sigmoid",
+    "hard_silu", "hard_tanh", "elu", "celu", "selu", "leaky_relu", "mish", "squareplus", "sparse_plus",
+    "sparse_sigmoid", "identity", "tanh"]}
+NN.update({
+    "gelu_tanh": (lambda m, x: m.gelu(x), (X,)),
+    "gelu_exact": (lambda m, x: m.gelu(x, approximate=False), (X,)),
+    "glu": (lambda m, x: m.glu(x, axis=0), (M[:2],)),
+    "softmax": (lambda m, x: m.softmax(x, axis=1), (M,)),
+    "log_softmax": (lambda m, x: m.log_softmax(x), (M,)),
+    "logsumexp": (lambda m, x: m.logsumexp(x, axis=0), (M,)),
+    "one_hot": (lambda m, x: m.one_hot(x, 4), (np.array([0, 3, 1, 5]),)),
+    "standardize": (lambda m, x: m.standardize(x, axis=1), (M,)),
+})
+
+SPECIAL = {name: (lambda m, x, _n=name: getattr(m, _n)(x), (args,)) for name, args in [
+    ("erf", X), ("erfc", X), ("erfinv", P * 2 - 1), ("gammaln", POS), ("gamma", np.array([0.5, 3.0, -1.5, 4.2])),
+    ("digamma", POS), ("entr", ZERO_AND), ("expit", X), ("logit", P), ("ndtr", X), ("ndtri", P),
+    ("log_ndtr", np.array([-30.0, -5.0, -1.0, 0.0, 2.0, 8.0])), ("i0e", X), ("i1e", X), ("i0", X[:10]),
+    ("i1", X[:10]), ("factorial", np.array([0.0, 1.0, 4.0, 5.5]))]}
+SPECIAL.update({
+    "logsumexp": (lambda m, x: (m.logsumexp(x), m.logsumexp(x, axis=1, keepdims=True)), (M,)),
+    "logsumexp_inf": (lambda m, x: m.logsumexp(x), (np.array([-np.inf, -np.inf]),)),
+    "xlogy": (lambda m, x, y: m.xlogy(x, y), (ZERO_AND, np.array([0.0, 2.0, 3.0, 0.5, 1.0]))),
+    "xlog1py": (lambda m, x, y: m.xlog1py(x, y), (ZERO_AND, np.array([-1.0, 2.0, 3.0, 0.5, 1.0]))),
+    "betaln": (lambda m, a, b: m.betaln(a, b), (POS, POS[::-1].copy())),
+    "beta": (lambda m, a, b: m.beta(a, b), (POS, POS[::-1].copy())),
+    "betainc": (lambda m, a, b, x: m.betainc(a, b, x), (POS, POS[::-1].copy(), np.linspace(0.1, 0.9, 6))),
+    "gammainc": (lambda m, a, x: m.gammainc(a, x), (POS, POS[::-1].copy())),
+    "gammaincc": (lambda m, a, x: m.gammaincc(a, x), (POS, POS[::-1].copy())),
+    "polygamma": (lambda m, n, x: m.polygamma(n, x), (np.array([0, 1, 2]), POS[:3])),
+    "zeta": (lambda m, x, q: m.zeta(x, q), (np.array([2.0, 3.0, 4.5]), POS[:3])),
+    "rel_entr": (lambda m, p, q: m.rel_entr(p, q), (ZERO_AND, np.array([1.0, 0.0, 2.0, 0.5, 1.0]))),
+    "kl_div": (lambda m, p, q: m.kl_div(p, q), (ZERO_AND, np.array([1.0, 0.5, 2.0, 0.5, 1.0]))),
+    "softmax": (lambda m, x: m.softmax(x, axis=0), (M,)),
+})
+
+
+@pytest.mark.parametrize("name", sorted(NN))
+def test_nn_matches_jax(name):
+    check(name, NN, ir.nn, jax.nn, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL))
+def test_scipy_special_matches_jax(name):
+    check(name, SPECIAL, ir.scipy.special, jax.scipy.special, rtol=1e-8, atol=1e-12)
+
+
+def test_relu_derivative_at_zero_is_jaxs():
+    from eval.interpreter import eval_jaxpr
+    from ir.tracing import make_jaxpr
+    from transforms import grad
+
+    x = np.array(0.0)
+    closed = make_jaxpr(grad(lambda v: ir.nn.relu(v)))(x)
+    (got,) = eval_jaxpr(closed, x)
+    assert got == jax.grad(jax.nn.relu)(0.0) == 0.0
