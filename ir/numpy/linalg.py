@@ -9,7 +9,7 @@ from ir import lax
 from ir.numpy._base import _promote_args, int64, ndim, promote_dtypes_inexact, shape
 from ir.numpy.contractions import matmul
 from ir.numpy.creation import asarray, eye
-from ir.numpy.elementwise import abs, conj, divide, log, multiply, sqrt, where
+from ir.numpy.elementwise import abs, conj, divide, log, multiply, not_equal, sqrt, where
 from ir.numpy.manipulation import _tracer_like, broadcast_to, reshape, swapaxes
 from ir.numpy.reductions import max, prod, sum
 from ir.tracing import literal
@@ -69,7 +69,7 @@ def slogdet(a):
     lu_, pivots, _ = lax.lu(a)
     diag = _diag(lu_)
     n = shape(a)[-1]
-    parity = sum(lax.ne(pivots, lax.iota(pivots.dtype, n)), axis=-1)
+    parity = sum(not_equal(pivots, lax.iota(pivots.dtype, n)), axis=-1)
     logabs = sum(log(abs(diag)), axis=-1)
     is_zero = lax.reduce_or(lax.eq(diag, literal(0, diag.dtype, False)), (ndim(diag) - 1,))
     if a.dtype.is_complex:

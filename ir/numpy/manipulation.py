@@ -63,11 +63,17 @@ def swapaxes(a, axis1: int, axis2: int):
     return lax.transpose(_tracer_like(a), perm)
 
 
-def moveaxis(a, source: int, destination: int):
+def moveaxis(a, source, destination):
+    """Axes `source` (an int or a sequence) moved to `destination`, the others keeping their order."""
     nd = ndim(a)
-    src, dst = _canon_axis(source, nd), _canon_axis(destination, nd)
-    perm = [i for i in range(nd) if i != src]
-    perm.insert(dst, src)
+    src = [_canon_axis(int(x), nd) for x in ((source,) if isinstance(source, (int, np.integer)) else source)]
+    dst = [_canon_axis(int(x), nd) for x in
+           ((destination,) if isinstance(destination, (int, np.integer)) else destination)]
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of elements")
+    rest = iter(i for i in range(nd) if i not in src)
+    placed = dict(zip(dst, src, strict=True))
+    perm = [placed[k] if k in placed else next(rest) for k in range(nd)]
     return lax.transpose(_tracer_like(a), perm)
 
 
