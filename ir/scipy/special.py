@@ -1,5 +1,9 @@
 """`jax.scipy.special` for traced code, over eqjax's special-function primitives (lgamma, digamma, erf,
-erf_inv, igamma, bessel_i0e/i1e, zeta, polygamma, regularized_incomplete_beta) as JAX writes them."""
+erf_inv, igamma, bessel_i0e/i1e, zeta, polygamma, regularized_incomplete_beta) as JAX writes them.
+
+`xlogy`, `xlog1py` and `log_ndtr` are `custom_jvp`s with JAX's rules (`_xlogy_jvp`, `_xlog1py_jvp`,
+`_log_ndtr_jvp`), registered under `_ir_*` names so they never collide with JAX's own rules read from text:
+their derivatives differ from the body's at x = 0 (x-derivative log(y), log1p(y)) and far in the tail."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import numpy as np
 
 import ir.numpy as jnp
 from ir import lax
+from ir.custom_rules import custom_jvp
 
 __all__ = [
     'logsumexp', 'erf', 'erfc', 'erfinv', 'gammaln', 'gamma', 'digamma', 'polygamma', 'zeta', 'xlogy', 'xlog1py',
@@ -74,14 +79,36 @@ def zeta(x, q=None):
 
 def xlogy(x, y):
     x, y = _inexact(x, y)
-    safe_y = jnp.where(x == 0, jnp.ones_like(y), y)
-    return jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(safe_y))
+    return _xlogy(x, y)
+
+
+@custom_jvp
+def _xlogy(x, y):
+    return jnp.where(x != 0, lax.mul(x, lax.log(y)), jnp.zeros_like(x))
+
+
+@_xlogy.defjvp
+def _ir_xlogy_jvp(primals, tangents):
+    """JAX's `_xlogy_jvp`: d/dx is log(y) even at x = 0."""
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlogy(x, y), x_dot * lax.log(y) + y_dot * x / y
 
 
 def xlog1py(x, y):
     x, y = _inexact(x, y)
-    safe_y = jnp.where(x == 0, jnp.zeros_like(y), y)
-    return jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log1p(safe_y))
+    return _xlog1py(x, y)
+
+
+@custom_jvp
+def _xlog1py(x, y):
+    return jnp.where(x != 0, lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
+
+
+@_xlog1py.defjvp
+def _ir_xlog1py_jvp(primals, tangents):
+    """JAX's `_xlog1py_jvp`: d/dx is log1p(y) even at x = 0."""
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlog1py(x, y), x_dot * lax.log1p(y) + y_dot * x / (1 + y)
 
 
 def entr(x):
@@ -128,10 +155,23 @@ def ndtri(p):
 
 
 def log_ndtr(x):
-    """log of the normal CDF: log(ndtr) in the middle, log(erfc) with the asymptotic series below -20 avoided
-    by `log(erfc(-x/sqrt2)/2)` (accurate to double precision for x > -37)."""
+    """log of the normal CDF: `log(erfc(-x/sqrt2)/2)`, and `-ndtr(-x)` (log1p of a tiny value) above 6;
+    accurate in float64 for x > -37. The derivative is JAX's `_log_ndtr_jvp`, finite far into the tail."""
     (x,) = _inexact(x)
+    return _log_ndtr(x)
+
+
+@custom_jvp
+def _log_ndtr(x):
     return jnp.where(x > 6.0, -ndtr(-x), jnp.log(lax.erfc(-x / np.sqrt(2.0)) / 2))
+
+
+@_log_ndtr.defjvp
+def _ir_log_ndtr_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    ans = _log_ndtr(x)
+    norm_logpdf = -0.5 * x * x - 0.5 * np.log(2 * np.pi)
+    return ans, t * jnp.exp(norm_logpdf - ans)
 
 
 def betaln(a, b):

@@ -77,3 +77,32 @@ def test_relu_derivative_at_zero_is_jaxs():
     closed = make_jaxpr(grad(lambda v: ir.nn.relu(v)))(x)
     (got,) = eval_jaxpr(closed, x)
     assert got == jax.grad(jax.nn.relu)(0.0) == 0.0
+
+
+def _grad(fn, argnums, *args):
+    from eval.interpreter import eval_jaxpr
+    from ir.tracing import make_jaxpr
+    from transforms import grad
+
+    return eval_jaxpr(make_jaxpr(grad(fn, argnums=argnums))(*args), *args)
+
+
+# name -> (function of the namespace, argnums, arguments at the special point)
+CUSTOM_JVP_POINTS = {
+    "xlogy_at_x0": (lambda m, x, y: m.xlogy(x, y), (0, 1), (0.0, 2.5)),
+    "xlog1py_at_x0": (lambda m, x, y: m.xlog1py(x, y), (0, 1), (0.0, 1.5)),
+    "xlogy_regular": (lambda m, x, y: m.xlogy(x, y), (0, 1), (1.5, 0.5)),
+    "log_ndtr_far_tail": (lambda m, x: m.log_ndtr(x), 0, (-30.0,)),
+    "log_ndtr_middle": (lambda m, x: m.log_ndtr(x), 0, (0.3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CUSTOM_JVP_POINTS))
+def test_custom_jvp_derivatives_are_jaxs(name):
+    fn, argnums, args = CUSTOM_JVP_POINTS[name]
+    args = tuple(np.float64(a) for a in args)
+    got = _grad(lambda *xs: fn(ir.scipy.special, *xs), argnums, *args)
+    want = jax.grad(lambda *xs: fn(jax.scipy.special, *xs), argnums)(*args)
+    want = want if isinstance(want, tuple) else (want,)
+    np.testing.assert_allclose(np.array(got, dtype=np.float64).ravel(), np.array(want, dtype=np.float64),
+                               rtol=1e-9, atol=1e-12)
