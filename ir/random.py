@@ -13,7 +13,8 @@ from ir.params import Symbol
 from ir.tracing import bind
 
 __all__ = ['PRNGKey', 'key', 'key_data', 'wrap_key_data', 'split', 'fold_in', 'bits', 'uniform', 'normal',
-           'bernoulli', 'categorical', 'gumbel', 'exponential']
+           'bernoulli', 'categorical', 'gumbel', 'exponential', 'randint', 'truncated_normal', 'permutation',
+           'choice']
 
 _FRY = Symbol("fry")
 
@@ -103,3 +104,102 @@ def categorical(k, logits, axis: int = -1, shape=None):
     g = gumbel(k, shape[:len(shape) - len(batch)] + logits.shape, logits.dtype)
     return jnp.argmax(g + logits, axis=axis + len(shape) - len(batch))
 
+
+
+def _split2(k):
+    pair = bind("random_split", _typed(k), shape=(2,))
+    return pair[0], pair[1]
+
+
+def randint(k, shape, minval, maxval, dtype=None):
+    """JAX's two-draw scheme: `(hi % span) * (2**(nbits/2) % span)**2 % span + lo % span`, all mod span."""
+    dt = jnp.int64 if dtype is None else lax.to_dtype(dtype)
+    info = np.iinfo(dt.numpy)
+    shape = tuple(shape)
+    maxval_out_of_range = jnp.greater(maxval, info.max) if not isinstance(maxval, (int, np.integer)) \
+        else maxval > info.max
+    minval = jnp.astype(jnp.clip(minval, int(info.min), int(info.max)), dt)
+    maxval = jnp.astype(jnp.clip(maxval, int(info.min), int(info.max)), dt)
+    minval = lax.broadcast_to_rank(minval, len(shape))
+    maxval = lax.broadcast_to_rank(maxval, len(shape))
+    nbits = dt.bits
+    uint = lax.to_dtype(f"uint{nbits}")
+    k1, k2 = _split2(k)
+    higher_bits, lower_bits = bits(k1, shape, uint), bits(k2, shape, uint)
+    span = lax.convert_element_type(lax.sub(maxval, minval), uint)
+    span = jnp.where(jnp.less_equal(maxval, minval), np.array(1, uint.numpy), span)
+    span = jnp.where(jnp.logical_and(maxval_out_of_range, jnp.greater(maxval, minval)),
+                     lax.add(span, np.array(1, uint.numpy)), span)
+    multiplier = lax.rem(np.array(2 ** (nbits // 2), uint.numpy), span)
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
+    offset = lax.add(lax.mul(lax.rem(higher_bits, span), multiplier), lax.rem(lower_bits, span))
+    offset = lax.rem(offset, span)
+    return lax.add(minval, lax.convert_element_type(offset, dt))
+
+
+def truncated_normal(k, lower, upper, shape=None, dtype=None):
+    dt = jnp.float64 if dtype is None else lax.to_dtype(dtype)
+    lower, upper = jnp.astype(jnp.asarray(lower), dt), jnp.astype(jnp.asarray(upper), dt)
+    shape = jnp.broadcast_shapes(lower.shape, upper.shape) if shape is None else tuple(shape)
+    sqrt2 = np.array(np.sqrt(2), dt.numpy)
+    a = lax.erf(lax.div(lower, sqrt2))
+    b = lax.erf(lax.div(upper, sqrt2))
+    out = lax.mul(sqrt2, lax.erf_inv(uniform(k, shape, dt, a, b)))
+    lo = lax.nextafter(lax.stop_gradient(lower), np.array(np.inf, dt.numpy))
+    hi = lax.nextafter(lax.stop_gradient(upper), np.array(-np.inf, dt.numpy))
+    return jnp.clip(out, lo, hi)
+
+
+def _shuffle(k, x, axis: int):
+    """Rounds of sorting by fresh random 32-bit keys, as JAX's `_shuffle` (enough rounds for 3 log n bits)."""
+    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        k, subkey = _split2(k)
+        sort_keys = bits(subkey, x.shape, jnp.uint32)
+        x = lax.sort_key_val(sort_keys, x, axis)[1]
+    return x
+
+
+def permutation(k, x, axis: int = 0, independent: bool = False):
+    if isinstance(x, (int, np.integer)):
+        return _shuffle(k, lax.iota(jnp.int64, int(x)), 0)
+    x = jnp.asarray(x)
+    if x.ndim == 0:
+        raise TypeError("permutation: x must be an int or an array of rank >= 1")
+    axis = axis % x.ndim
+    if independent or x.ndim == 1:
+        return _shuffle(k, x, axis)
+    ind = _shuffle(k, lax.iota(jnp.int64, x.shape[axis]), 0)
+    return jnp.take(x, ind, axis)
+
+
+def choice(k, a, shape=(), replace: bool = True, p=None, axis: int = 0):
+    shape = tuple(shape)
+    scalar = isinstance(a, (int, np.integer))
+    arr = None if scalar else jnp.asarray(a)
+    n_inputs = int(a) if scalar else arr.shape[axis % arr.ndim]
+    n_draws = int(np.prod(shape))
+    if n_draws == 0:
+        raise ValueError("choice: an empty shape draws nothing")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"choice: cannot take {shape} samples from {n_inputs} without replacement")
+    axis = 0 if scalar else axis % arr.ndim
+    if p is None:
+        if replace:
+            ind = randint(k, shape, 0, n_inputs)
+            return ind if scalar else jnp.take(arr, ind, axis)
+        perm = permutation(k, n_inputs if scalar else arr, axis)
+        result = lax.slice_in_dim(perm, 0, n_draws, axis=axis)
+    else:
+        p = jnp.asarray(p)
+        if replace:
+            cumulative = jnp.cumsum(p)
+            r = lax.mul(cumulative[-1], lax.sub(np.array(1.0, p.dtype.numpy), uniform(k, shape, p.dtype)))
+            ind = jnp.searchsorted(cumulative, r)
+            return ind if scalar else jnp.take(arr, ind, axis)
+        g = lax.add(gumbel(k, (n_inputs,), p.dtype), jnp.log(p))
+        ind = lax.convert_element_type(lax.top_k(g, n_draws)[1], jnp.int64)
+        result = ind if scalar else jnp.take(arr, ind, axis)
+    if scalar:
+        return jnp.reshape(result, shape)
+    return jnp.reshape(result, arr.shape[:axis] + shape + arr.shape[axis + 1:])
