@@ -12,9 +12,11 @@ is the matching `scatter` with mode FILL_OR_DROP (out-of-bounds updates are drop
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 
 import numpy as np
 
+from ir import dtypes as _dt
 from ir import lax
 from ir.numpy._base import _convert, _python_abs, _python_max, _python_min, _python_sum, int32, shape
 from ir.numpy.manipulation import _tracer_like
@@ -206,32 +208,52 @@ def _advanced_getitem(arr, idx: tuple):
     return _gather(arr, advanced, positions, mode=None)
 
 
+@dataclass(frozen=True)
+class _Window:
+    """A step-1 slice `start:start + size` of an `.at[]` index: a window of the scatter, as in JAX."""
+    start: int
+    size: int
+
+
 def _plan(arr_shape, advanced: list, positions: list[int]):
-    """Indices array and dimension numbers for `advanced` (an index per operand axis, None for a full
-    slice); `positions` are the places of the advanced entries in the written index (for adjacency)."""
-    axes = [d for d, i in enumerate(advanced) if i is not None]
-    if not axes:
+    """Indices array and dimension numbers for `advanced` (per operand axis: an index array, None for a
+    full slice, or a `_Window`); `positions` are the places of the index arrays in the written index (for
+    NumPy's adjacency rule)."""
+    axes = [d for d, i in enumerate(advanced) if i is not None and not isinstance(i, _Window)]
+    windows = [d for d, i in enumerate(advanced) if isinstance(i, _Window)]
+    if not axes and not windows:
         return None
+    from ir.numpy._base import promote_dtypes
     from ir.numpy.manipulation import broadcast_arrays
     normalized = [_normalize(advanced[d], arr_shape[d]) for d in axes]
-    from ir.numpy._base import promote_dtypes
     normalized = broadcast_arrays(*promote_dtypes(*normalized)) if len(normalized) > 1 else normalized
-    batch = shape(normalized[0])
-    columns = [lax.broadcast_in_dim(i, batch + (1,), tuple(range(len(batch)))) for i in normalized]
+    batch = shape(normalized[0]) if normalized else ()
+    index_dtype = normalized[0].dtype if normalized else _dt.int64
+    starts = [lax.full(batch, advanced[d].start, index_dtype) for d in windows]
+    columns = [lax.broadcast_in_dim(i, batch + (1,), tuple(range(len(batch)))) for i in normalized + starts]
     indices = columns[0] if len(columns) == 1 else lax.concatenate(columns, len(batch))
     window_axes = [d for d in range(len(arr_shape)) if d not in axes]
-    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
-    first = _python_sum(1 for d in window_axes if d < axes[0]) if adjacent else 0
+    adjacent = bool(positions) and positions == list(range(positions[0], positions[0] + len(positions)))
+    first = _python_sum(1 for d in window_axes if d < axes[0]) if axes and adjacent else 0
     offset_dims = tuple(k if k < first else k + len(batch) for k in range(len(window_axes)))
-    slice_sizes = tuple(1 if d in axes else arr_shape[d] for d in range(len(arr_shape)))
-    out_shape = tuple(arr_shape[d] for d in window_axes)
+
+    def size_of(d):
+        entry = advanced[d]
+        return 1 if d in axes else entry.size if isinstance(entry, _Window) else arr_shape[d]
+
+    slice_sizes = tuple(size_of(d) for d in range(len(arr_shape)))
+    out_shape = tuple(size_of(d) for d in window_axes)
     out_shape = out_shape[:first] + batch + out_shape[first:]
-    return indices, axes, offset_dims, slice_sizes, out_shape
+    return indices, axes + windows, offset_dims, slice_sizes, out_shape
+
+
+def _collapsed(advanced: list) -> tuple[int, ...]:
+    return tuple(d for d, i in enumerate(advanced) if i is not None and not isinstance(i, _Window))
 
 
 def _gather(arr, advanced: list, positions: list[int], mode, fill_value=None):
     indices, axes, offset_dims, slice_sizes, _ = _plan(shape(arr), advanced, positions)
-    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(sorted(axes)),
+    dnums = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=_collapsed(advanced),
                                        start_index_map=tuple(axes))
     return lax.gather(arr, indices, dnums, slice_sizes,
                       mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode,
@@ -299,7 +321,7 @@ _SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
 
 def _at_plan(arr, idx):
     """The advanced entries (one per axis) and their index positions for an `.at[idx]` index: ints, traced
-    integer scalars, integer arrays and full slices."""
+    integer scalars, integer arrays and step-1 slices."""
     idx = idx if isinstance(idx, tuple) else (idx,)
     idx = _expand_ellipsis(_expand_masks(idx), len(shape(arr)))
     advanced, positions = [], []
@@ -307,10 +329,12 @@ def _at_plan(arr, idx):
         if i is None:
             raise NotImplementedError("None (newaxis) in an .at[] index")
         if isinstance(i, slice):
-            if i != slice(None):
-                raise NotImplementedError(f".at[] with a partial slice {i}; index with an integer array "
+            start, stop, step = i.indices(shape(arr)[len(advanced)])
+            if step != 1:
+                raise NotImplementedError(f".at[] with a strided slice {i}; index with an integer array "
                                           "(ir.numpy.arange) instead")
-            advanced.append(None)
+            full = (start, stop) == (0, shape(arr)[len(advanced)])
+            advanced.append(None if full else _Window(start, _python_max(0, stop - start)))
         elif _is_array_index(i):
             advanced.append(_array_index(i))
             positions.append(k)
@@ -336,7 +360,7 @@ def _scatter(kind: str, arr, advanced, positions, values, mode):
         return values if kind == "set" else {"add": lax.add, "mul": lax.mul, "min": lax.min,
                                               "max": lax.max}[kind](arr, values)
     indices, axes, offset_dims, _, out_shape = plan
-    dnums = lax.ScatterDimensionNumbers(update_window_dims=offset_dims, inserted_window_dims=tuple(sorted(axes)),
+    dnums = lax.ScatterDimensionNumbers(update_window_dims=offset_dims, inserted_window_dims=_collapsed(advanced),
                                         scatter_dims_to_operand_dims=tuple(axes))
     return _SCATTERS[kind](arr, indices, broadcast_to(values, out_shape), dnums,
                            mode=lax.GatherScatterMode.from_any("fill" if mode is None else mode))

@@ -32,6 +32,10 @@ CASES = {
     "max_traced_values": (lambda m, x, v: x.at[1, :, 2].max(v), (X, np.array([5.0, 50.0, 0.0]))),
     "set_out_of_bounds_dropped": (lambda m, x: x.at[1, 9].set(5.0), (X,)),
     "get_fill": (lambda m, x: x.at[np.array([0, 5])].get(mode="fill", fill_value=-1.0), (X[0, 0],)),
+    "set_slice": (lambda m, x: x.at[1, 1:3].set(-1.0), (X,)),
+    "add_slices_and_array": (lambda m, x: x.at[:, 1:, IDX[:2]].add(10.0), (X,)),
+    "add_slice_traced_values": (lambda m, x, v: x.at[0, :2, 1:3].add(v), (X, np.ones((2, 2)))),
+    "set_empty_slice": (lambda m, x: x.at[0, 3:].set(1.0), (X,)),
     "set_traced_index": (lambda m, x, i: x.at[i].set(0.0), (X[0], IDX[:2])),
 }
 
