@@ -56,8 +56,10 @@ from ir.numpy.elementwise import *  # noqa: F403
 from ir.numpy.indexing import *  # noqa: F403
 from ir.numpy.layout import *  # noqa: F403
 from ir.numpy.manipulation import *  # noqa: F403
+from ir.numpy.misc import *  # noqa: F403
 from ir.numpy.polynomials import *  # noqa: F403
 from ir.numpy.reductions import *  # noqa: F403
 from ir.numpy.selection import *  # noqa: F403
+from ir.numpy.sets import *  # noqa: F403
 from ir.numpy.statistics import *  # noqa: F403
 from ir.numpy.ufuncs import *  # noqa: F403

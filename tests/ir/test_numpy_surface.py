@@ -191,6 +191,26 @@ CASES = {
                         (u(3, 4),)),
     "put_along_axis": (lambda m, x: m.put_along_axis(x, np.array([[1], [0], [2]]), 9.0, axis=1, inplace=False),
                        (u(3, 4),)),
+    "unique": (lambda m, x: m.unique(x, True, True, True, size=7), (np.array([3.0, 1, 3, 2, 7, 1]),)),
+    "unique_2d_fill": (lambda m, x: m.unique(x, return_inverse=True, size=5, fill_value=-1.0),
+                       (np.array([[5.0, 3], [1, 5]]),)),
+    "unique_array_api": (lambda m, x: (tuple(m.unique_all(x, size=4)), tuple(m.unique_counts(x, size=4)),
+                                       tuple(m.unique_inverse(x, size=4)), m.unique_values(x, size=4)),
+                         (np.array([2, 2, 0, 9]),)),
+    "set_ops": (lambda m, a, b: (m.intersect1d(a, b, size=3), m.setdiff1d(a, b, size=4), m.union1d(a, b, size=6),
+                                 m.setxor1d(a, b, size=5)), (np.array([5.0, 3, 1, 3]), np.array([3.0, 6, 5]))),
+    "unpackbits": (lambda m, x: (m.unpackbits(x), m.unpackbits(x, bitorder="little"), m.unpackbits(x, count=5)),
+                   (np.array([3, 255, 16], np.uint8),)),
+    "unpackbits_axis": (lambda m, x: m.unpackbits(x, axis=1), (np.array([[3, 255], [1, 128]], np.uint8),)),
+    "packbits": (lambda m, x: (m.packbits(x), m.packbits(x, bitorder="little")),
+                 (np.array([1, 0, 1, 1, 0, 0, 0, 0, 1], np.uint8),)),
+    "packbits_axis": (lambda m, x: m.packbits(x, axis=0), (np.array([[1, 0], [0, 1], [1, 1]], np.uint8),)),
+    "polydiv": (lambda m, u, v: m.polydiv(u, v), (np.array([1.0, -3, 2, 5]), np.array([1.0, 2]))),
+    "roots": (lambda m, p: m.sort_complex(m.roots(p, strip_zeros=False)), (np.array([1.0, -6, 11, -6]),)),
+    "place": (lambda m, x, v: m.place(x, x > 0, v, inplace=False), (u(3, 4), np.array([10.0, 20.0]))),
+    "histogramdd": (lambda m, x: m.histogramdd(x, bins=(3, 4)), (u(20, 2),)),
+    "histogram2d": (lambda m, x, y, w: m.histogram2d(x, y, bins=3, range=((-2, 2), (-1, 1)), weights=w,
+                                                     density=True), (u(30), u(30), u(30, lo=0.1))),
     "promote_types": (lambda m, x: m.zeros(2, m.promote_types(m.int32, m.float32)), (u(1),)),
 }
 
@@ -218,3 +238,20 @@ def check(name, cases, ir_module, jax_module, rtol=1e-9, atol=1e-12):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_function_matches_jax_numpy(name):
     check(name, CASES, inp, jnp)
+
+
+def test_data_dependent_functions_need_concrete_values_or_size():
+    from ir.tracing import TracingError
+
+    x = np.array([0.0, 0.0, 1.0, 2.0, 0.0])
+    (got,) = run(lambda: inp.trim_zeros(x))
+    np.testing.assert_array_equal(got, np.asarray(jnp.trim_zeros(jnp.asarray(x))))
+    (buffer,) = run(lambda: inp.frombuffer(x.tobytes()))
+    np.testing.assert_array_equal(buffer, np.asarray(jnp.frombuffer(x.tobytes())))
+    assert inp.array_repr(x) == np.array_repr(x)
+    with pytest.raises(TracingError, match="trim_zeros"):
+        make_jaxpr(inp.trim_zeros)(x)
+    with pytest.raises(NotImplementedError, match="size="):
+        make_jaxpr(inp.unique)(x)
+    with pytest.raises(NotImplementedError, match="size="):
+        make_jaxpr(inp.nonzero)(x)
