@@ -16,7 +16,7 @@ from ir.tracing import Tracer
 
 __all__ = [
     'get_printoptions', 'printoptions', 'set_printoptions', 'save', 'savez', 'load', 'frombuffer', 'fromstring',
-    'fromfile', 'fromiter', 'array_repr', 'array_str', 'packbits', 'unpackbits', 'polydiv', 'roots', 'place',
+    'array_repr', 'array_str', 'packbits', 'unpackbits', 'polydiv', 'roots', 'place',
     'trim_zeros', 'histogramdd', 'histogram2d',
 ]
 
@@ -31,14 +31,6 @@ def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0):
 
 def fromstring(string, dtype=float, count: int = -1, *, sep: str):
     return asarray(np.fromstring(string, dtype, count, sep=sep))
-
-
-def fromfile(*args, **kwargs):
-    return asarray(np.fromfile(*args, **kwargs))
-
-
-def fromiter(iterable, dtype, count: int = -1):
-    return asarray(np.fromiter(iterable, dtype, count))
 
 
 def _concrete(x, fn: str) -> np.ndarray:

@@ -140,12 +140,33 @@ def lexsort(keys, axis: int = -1):
 
 
 def partition(a, kth: int, axis: int = -1):
-    return sort(a, axis)
+    """The `kth + 1` smallest (ascending) then the rest (descending), from two `top_k`s, as JAX."""
+    a = _tracer_like(a)
+    axis = _canon_axis(axis, ndim(a))
+    n = shape(a)[axis]
+    kth = _canon_axis(kth, n)
+    from ir.numpy.elementwise import negative
+    from ir.numpy.manipulation import swapaxes
+    arr = swapaxes(a, axis, -1)
+    bottom = negative(lax.top_k(negative(arr), kth + 1)[0])
+    top = lax.top_k(arr, n - kth - 1)[0]
+    return swapaxes(lax.concatenate([bottom, top], arr.ndim - 1), -1, axis)
 
 
 def argpartition(a, kth: int, axis: int = -1):
-    from ir.numpy.reductions import argsort
-    return argsort(a, axis)
+    """Indices of the `kth + 1` smallest, then of the others in index order (JAX's proxy `top_k`)."""
+    a = _tracer_like(a)
+    axis = _canon_axis(axis, ndim(a))
+    n = shape(a)[axis]
+    kth = _canon_axis(kth, n)
+    from ir.numpy.elementwise import negative
+    from ir.numpy.indexing import put_along_axis
+    from ir.numpy.manipulation import swapaxes
+    arr = swapaxes(a, axis, -1)
+    bottom = lax.top_k(negative(arr), kth + 1)[1]
+    proxy = put_along_axis(lax.full(shape(arr), 1.0, "float64"), bottom, 0.0, axis=-1, inplace=False)
+    top = lax.top_k(proxy, n - kth - 1)[1]
+    return swapaxes(lax.concatenate([bottom, top], arr.ndim - 1), -1, axis)
 
 
 def piecewise(x, condlist, funclist, *args, **kw):

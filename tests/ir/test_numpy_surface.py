@@ -211,6 +211,11 @@ CASES = {
     "histogramdd": (lambda m, x: m.histogramdd(x, bins=(3, 4)), (u(20, 2),)),
     "histogram2d": (lambda m, x, y, w: m.histogram2d(x, y, bins=3, range=((-2, 2), (-1, 1)), weights=w,
                                                      density=True), (u(30), u(30), u(30, lo=0.1))),
+    "partition": (lambda m, x: (m.partition(x, 2), m.partition(x, 1, axis=0)), (u(3, 6),)),
+    "argpartition": (lambda m, x: (m.argpartition(x, 2), m.argpartition(x, -1, axis=0)),
+                     (np.array([[3.0, 1, 2, 1, 5, 0], [1, 1, 1, 0, 2, 2]]),)),
+    "aliases": (lambda m, x, i: (m.bitwise_invert(i), m.bitwise_left_shift(i, 2), m.bitwise_right_shift(i, 1),
+                                 m.degrees(x), m.radians(x), m.empty((2, 3)).shape == (2, 3)), (u(4), I8)),
     "promote_types": (lambda m, x: m.zeros(2, m.promote_types(m.int32, m.float32)), (u(1),)),
 }
 
@@ -255,3 +260,52 @@ def test_data_dependent_functions_need_concrete_values_or_size():
         make_jaxpr(inp.unique)(x)
     with pytest.raises(NotImplementedError, match="size="):
         make_jaxpr(inp.nonzero)(x)
+
+
+DTYPE_NAMES = ["bool", "int8", "int32", "int64", "uint8", "uint32", "float16", "float32", "float64", "complex64",
+               "complex128", "double", "single", "cdouble", "csingle", "uint"]
+KINDS = ["generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
+         "complexfloating"]
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dtype_names_and_queries_match_jax(name):
+    ours, theirs = getattr(inp, name), getattr(jnp, name)
+    assert np.dtype(inp.dtype(ours).numpy) == np.dtype(theirs)
+    for kind in KINDS:
+        assert inp.issubdtype(ours, getattr(inp, kind)) == jnp.issubdtype(theirs, getattr(jnp, kind)), kind
+    for other in ("int32", "float32", "complex128"):
+        assert inp.can_cast(ours, other) == jnp.can_cast(theirs, other), other
+        assert inp.promote_types(ours, other).numpy == jnp.promote_types(theirs, other), other
+    for kind in ("bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating",
+                 "numeric"):
+        assert inp.isdtype(ours, kind) == jnp.isdtype(theirs, kind), kind
+    if np.issubdtype(theirs, np.inexact):
+        assert inp.finfo(ours).eps == jnp.finfo(theirs).eps
+    elif np.issubdtype(theirs, np.integer):
+        assert inp.iinfo(ours).max == jnp.iinfo(theirs).max
+
+
+def test_array_predicates_and_numpy_io(tmp_path):
+    x, c = np.ones((2, 3)), np.ones(2, np.complex128)
+    predicates = ("isscalar", "iterable", "iscomplexobj", "isrealobj")
+    seen = {}
+
+    def record(a, z):  # the predicates on tracers, recorded while tracing
+        seen.update(tracer=a, answers=[getattr(inp, p)(v) for p in predicates for v in (a, z, a[0, 0])])
+        return a
+
+    make_jaxpr(record)(x, c)
+    jx, jc = jnp.asarray(x), jnp.asarray(c)
+    assert seen["answers"] == [getattr(jnp, p)(v) for p in predicates for v in (jx, jc, jx[0, 0])]
+    assert isinstance(inp.ComplexWarning("lost"), RuntimeWarning) and isinstance(seen["tracer"], inp.ndarray)
+    inp.save(tmp_path / "a.npy", x)
+    inp.savez(tmp_path / "b.npz", x=x)
+    (loaded, from_string) = run(lambda: (inp.load(tmp_path / "a.npy"), inp.fromstring("1 2 3", sep=" ")))
+    np.testing.assert_array_equal(loaded, np.asarray(jnp.load(tmp_path / "a.npy")))
+    np.testing.assert_array_equal(from_string, np.asarray(jnp.fromstring("1 2 3", sep=" ")))
+    assert set(np.load(tmp_path / "b.npz")) == {"x"}
+    with inp.printoptions(precision=2):
+        assert inp.get_printoptions()["precision"] == 2 and inp.array_str(x) == np.array_str(x)
+    assert inp.set_printoptions is np.set_printoptions
+
