@@ -1,8 +1,10 @@
 """`jax.nn` for traced code, written as jax.nn writes each function.
 
 Where JAX's custom_jvp changes a derivative at a special point, the function is a `custom_jvp` too
-(`ir.custom_rules`): `relu` (derivative 0 at 0, where differentiating `max(x, 0)` gives 1/2). softmax and
-log_softmax stop the gradient through the max shift, as JAX's bodies do."""
+(`ir.custom_rules`), registered under `_ir_nn_*` names: `relu` (derivative 0 at 0, where differentiating
+`max(x, 0)` gives 1/2), `relu6` (0 at both kinks; also in hard_sigmoid/hard_silu) and the logaddexp inside
+softplus/log_sigmoid/mish (JAX's `_logaddexp_jvp`: finite at infinities). softmax and log_softmax stop the
+gradient through the max shift, as JAX's bodies do."""
 
 from __future__ import annotations
 
@@ -32,8 +34,16 @@ def _ir_nn_relu_jvp(primals, tangents):
     return relu(x), jnp.where(x > 0, t, jnp.zeros_like(t))
 
 
+@custom_jvp
 def relu6(x):
     return jnp.minimum(jnp.maximum(x, 0), 6.0)
+
+
+@relu6.defjvp
+def _ir_nn_relu6_jvp(primals, tangents):
+    """JAX's rule: slope 1 strictly between the kinks, 0 at 0 and 6."""
+    (x,), (t,) = primals, tangents
+    return relu6(x), jnp.where((x > 0) & (x < 6), t, jnp.zeros_like(t))
 
 
 def identity(x):
@@ -50,7 +60,25 @@ def log_sigmoid(x):
 
 
 def softplus(x):
-    return jnp.logaddexp(x, 0)
+    (x,) = jnp.promote_dtypes_inexact(x)
+    return _logaddexp(x, jnp.zeros_like(x))
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
+    return jnp.logaddexp(x1, x2)
+
+
+@_logaddexp.defjvp
+def _ir_nn_logaddexp_jvp(primals, tangents):
+    """JAX's `_logaddexp_jvp`: +inf replaced by 0 in the exponents, so softplus'(inf) = 1, not NaN."""
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp(x1, x2)
+
+    def finite(v):
+        return jnp.where(jnp.isposinf(v), jnp.zeros_like(v), v)
+
+    return out, t1 * jnp.exp(finite(x1) - finite(out)) + t2 * jnp.exp(finite(x2) - finite(out))
 
 
 def soft_sign(x):

@@ -1,9 +1,10 @@
 """`jax.scipy.special` for traced code, over eqjax's special-function primitives (lgamma, digamma, erf,
 erf_inv, igamma, bessel_i0e/i1e, zeta, polygamma, regularized_incomplete_beta) as JAX writes them.
 
-`xlogy`, `xlog1py` and `log_ndtr` are `custom_jvp`s with JAX's rules (`_xlogy_jvp`, `_xlog1py_jvp`,
-`_log_ndtr_jvp`), registered under `_ir_*` names so they never collide with JAX's own rules read from text:
-their derivatives differ from the body's at x = 0 (x-derivative log(y), log1p(y)) and far in the tail."""
+`xlogy`, `xlog1py`, `log_ndtr`, `logit` and the `_xlogx` inside `entr`/`rel_entr`/`kl_div` are `custom_jvp`s
+with JAX's rules (`_xlogy_jvp`, `_xlog1py_jvp`, `_log_ndtr_jvp`, logit's, `_xlogx_jvp`), registered under
+`_ir_*` names so they never collide with JAX's own rules read from text: their derivatives differ from the
+body's at x = 0 (x-derivative log(y), log1p(y)) and far in the tail."""
 
 from __future__ import annotations
 
@@ -111,18 +112,31 @@ def _ir_xlog1py_jvp(primals, tangents):
     return _xlog1py(x, y), x_dot * lax.log1p(y) + y_dot * x / (1 + y)
 
 
+@custom_jvp
+def _xlogx(x):
+    return _xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _ir_xlogx_jvp(primals, tangents):
+    """JAX's `_xlogx_jvp`: (log x + 1) dx."""
+    (x,), (t,) = primals, tangents
+    return _xlogx(x), t * (lax.log(x) + 1)
+
+
 def entr(x):
     (x,) = _inexact(x)
-    return jnp.where(x > 0, -xlogy(x, x), jnp.where(x == 0, 0.0, -np.inf))
+    return lax.select(lax.lt(x, jnp.zeros_like(x)), jnp.full_like(x, -np.inf), lax.neg(_xlogx(x)))
 
 
 def rel_entr(p, q):
     p, q = _inexact(p, q)
     both_gt_zero = (p > 0) & (q > 0)
     one_zero = (p == 0) & (q >= 0)
-    safe_p = jnp.where(both_gt_zero, p, 1.0)
-    safe_q = jnp.where(both_gt_zero, q, 1.0)
-    return jnp.where(both_gt_zero, safe_p * jnp.log(safe_p / safe_q), jnp.where(one_zero, 0.0, np.inf))
+    safe_p = jnp.where(both_gt_zero, p, 1)
+    safe_q = jnp.where(both_gt_zero, q, 1)
+    log_val = _xlogx(safe_p) - _xlogy(safe_p, safe_q)
+    return jnp.where(both_gt_zero, log_val, jnp.where(one_zero, jnp.zeros_like(p), np.inf))
 
 
 def kl_div(p, q):
@@ -137,7 +151,19 @@ def expit(x):
 
 def logit(x):
     (x,) = _inexact(x)
-    return jnp.log(x / (1 - x))
+    return _logit(x)
+
+
+@custom_jvp
+def _logit(x):
+    return lax.log(lax.div(x, lax.sub(jnp.ones_like(x), x)))
+
+
+@_logit.defjvp
+def _ir_logit_jvp(primals, tangents):
+    """JAX's rule dx / (x (1 - x))."""
+    (x,), (t,) = primals, tangents
+    return _logit(x), lax.div(t, lax.mul(x, lax.sub(jnp.ones_like(x), x)))
 
 
 def ndtr(x):

@@ -94,7 +94,25 @@ CUSTOM_JVP_POINTS = {
     "xlogy_regular": (lambda m, x, y: m.xlogy(x, y), (0, 1), (1.5, 0.5)),
     "log_ndtr_far_tail": (lambda m, x: m.log_ndtr(x), 0, (-30.0,)),
     "log_ndtr_middle": (lambda m, x: m.log_ndtr(x), 0, (0.3,)),
+    "logit": (lambda m, x: m.logit(x), 0, (0.3,)),
+    "entr": (lambda m, x: m.entr(x), 0, (0.25,)),
+    "rel_entr_equal": (lambda m, p, q: m.rel_entr(p, q), (0, 1), (0.5, 0.5)),
+    "kl_div": (lambda m, p, q: m.kl_div(p, q), (0, 1), (0.2, 0.7)),
 }
+
+NN_JVP_POINTS = {
+    "relu6_at_0": ("relu6", 0.0), "relu6_at_6": ("relu6", 6.0), "relu6_inside": ("relu6", 2.0),
+    "hard_sigmoid_at_kink": ("hard_sigmoid", -3.0), "hard_silu_at_kink": ("hard_silu", 3.0),
+    "softplus_at_inf": ("softplus", np.inf), "softplus_at_minus_inf": ("softplus", -np.inf),
+    "log_sigmoid_at_minus_inf": ("log_sigmoid", -np.inf), "mish": ("mish", 0.7), "softplus": ("softplus", -2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_JVP_POINTS))
+def test_nn_custom_jvp_derivatives_are_jaxs(name):
+    fn, x = NN_JVP_POINTS[name]
+    got = _grad(getattr(ir.nn, fn), 0, np.float64(x))
+    np.testing.assert_allclose(np.ravel(got), [jax.grad(getattr(jax.nn, fn))(np.float64(x))], rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(CUSTOM_JVP_POINTS))
