@@ -124,3 +124,42 @@ def test_custom_jvp_derivatives_are_jaxs(name):
     want = want if isinstance(want, tuple) else (want,)
     np.testing.assert_allclose(np.array(got, dtype=np.float64).ravel(), np.array(want, dtype=np.float64),
                                rtol=1e-9, atol=1e-12)
+
+
+STATS_X = np.array([-2.0, -0.3, 0.0, 0.4, 1.0, 2.5])
+UNIT = np.array([0.05, 0.3, 0.5, 0.7, 0.95])
+COUNTS = np.array([0.0, 1.0, 3.0, 7.0, 2.5, -1.0])
+MVN_COV = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.5]])
+
+
+def _dist(dist, fn):
+    return lambda m, *args: getattr(getattr(m, dist), fn)(*args)
+
+
+STATS = {
+    **{f"norm_{f}": (_dist("norm", f), (STATS_X, 0.5, 2.0)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")},
+    **{f"norm_{f}": (_dist("norm", f), (UNIT, 0.5, 2.0)) for f in ("ppf", "isf")},
+    **{f"expon_{f}": (_dist("expon", f), (STATS_X, -0.5, 2.0)) for f in ("logpdf", "pdf", "cdf")},
+    **{f"uniform_{f}": (_dist("uniform", f), (STATS_X, -1.0, 2.0)) for f in ("logpdf", "pdf")},
+    **{f"logistic_{f}": (_dist("logistic", f), (STATS_X, 0.5, 2.0)) for f in ("logpdf", "pdf", "cdf")},
+    "logistic_ppf": (_dist("logistic", "ppf"), (UNIT, 0.5, 2.0)),
+    **{f"laplace_{f}": (_dist("laplace", f), (STATS_X, 0.5, 2.0)) for f in ("logpdf", "pdf", "cdf")},
+    **{f"cauchy_{f}": (_dist("cauchy", f), (STATS_X, 0.5, 2.0)) for f in ("logpdf", "pdf", "cdf")},
+    **{f"gamma_{f}": (_dist("gamma", f), (STATS_X + 2.1, 2.5, 0.1, 1.5)) for f in ("logpdf", "pdf", "cdf")},
+    **{f"beta_{f}": (_dist("beta", f), (UNIT, 2.0, 3.5)) for f in ("logpdf", "pdf", "cdf")},
+    **{f"poisson_{f}": (_dist("poisson", f), (COUNTS, 2.5)) for f in ("logpmf", "pmf", "cdf")},
+    **{f"bernoulli_{f}": (_dist("bernoulli", f), (np.array([0.0, 1.0, 2.0]), 0.3)) for f in ("logpmf", "pmf")},
+    **{f"t_{f}": (_dist("t", f), (STATS_X, 3.5, 0.5, 2.0)) for f in ("logpdf", "pdf")},
+    "multivariate_normal": (_dist("multivariate_normal", "logpdf"), (RNG.uniform(-1, 1, (4, 3)), np.ones(3),
+                                                                     MVN_COV)),
+    "multivariate_normal_vector": (_dist("multivariate_normal", "pdf"), (np.zeros(3), np.ones(3), MVN_COV)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATS))
+def test_scipy_stats_matches_jax(name):
+    import jax.scipy.stats
+
+    import ir.scipy.stats
+
+    check(name, STATS, ir.scipy.stats, jax.scipy.stats, rtol=1e-9, atol=1e-12)
