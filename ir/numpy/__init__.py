@@ -1,5 +1,12 @@
 """A `jax.numpy`-like namespace for traced code, emitting the primitives JAX 0.10.2 emits.
 
+One module per family, all re-exported here: `creation`, `manipulation` and `layout` (shapes, stacking,
+diagonals, grids), `elementwise` and `ufuncs`, `reductions` and `statistics`, `contractions` and
+`polynomials`, `indexing` (`x[idx]` with integer arrays as JAX's gather, `x.at[idx]` as its scatter),
+`selection` and `sets` (data-dependent results need `size=`, as under `jax.jit`), `dtype_queries`, `misc`;
+`linalg` and `fft` are the `jnp.linalg` / `jnp.fft` submodules. tests/ir/test_numpy_surface.py prints
+which of jax.numpy's names are still missing.
+
 Binary functions promote dtypes on JAX's x64 lattice with weak types (`ir.dtypes.promote`):
 a Python scalar next to an f32 array becomes an f32 literal, an i32 array next to 2.5 is
 converted to a weak f64 first. Shapes broadcast as in JAX: operands of different nonzero ranks
@@ -9,7 +16,8 @@ rank-0 operands (JAX prints `add g h` with g:f64[4,5], h:f64[1,5]).
 Departures from JAX's traced text, all numerically identical: JAX's `jit` wrappers around some
 functions (`_where`, `clip`, `cumsum`, `remainder`, ...) are inlined; `logaddexp` is inlined
 without its `custom_jvp_call`; `einsum` contracts left to right instead of opt_einsum's order;
-`var`/`std` divide by a static normalizer.
+`var`/`std` divide by a static normalizer; `searchsorted` compares all pairs (JAX's
+`method="compare_all"`); the linalg functions are not wrapped in JAX's custom_jvps.
 Constants (`asarray(2.0)`, `zeros(())`, `arange(1, 9, 2)`) are tracers of the current trace
 holding a Literal or a constvar, so operations on them are recorded, as JAX stages them out.
 """

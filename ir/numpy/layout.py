@@ -201,15 +201,13 @@ def insert(arr, obj, values, axis: int | None = None):
     if not isinstance(obj, (int, np.integer)):
         raise NotImplementedError("insert: only a single static integer position")
     n = shape(arr)[axis]
-    pos = int(obj) % (n + 1) if obj < 0 else int(obj)
+    pos = int(obj) + n if obj < 0 else int(obj)
+    # NumPy's rule for a scalar position: values get leading 1s up to arr's rank, then axis 0 moves to `axis`
     values = asarray(values, dtype=arr.dtype)
+    values = moveaxis(reshape(values, (1,) * (ndim(arr) - ndim(values)) + shape(values)), 0, axis)
     s = list(shape(arr))
-    s[axis] = 1 if ndim(values) < ndim(arr) or shape(values)[axis] == 1 else shape(values)[axis]
-    if ndim(values) == ndim(arr):
-        s[axis] = shape(values)[axis]
-        values = broadcast_to(values, tuple(s))
-    else:
-        values = broadcast_to(expand_dims(values, axis) if ndim(values) == ndim(arr) - 1 else values, tuple(s))
+    s[axis] = shape(values)[axis]
+    values = broadcast_to(values, tuple(s))
     return concatenate([lax.slice_in_dim(arr, 0, pos, axis=axis), values, lax.slice_in_dim(arr, pos, n, axis=axis)],
                        axis)
 

@@ -123,8 +123,7 @@ def compress(condition, a, axis: int | None = None, *, size=None, fill_value=0):
 
 def bincount(x, weights=None, minlength: int = 0, *, length=None):
     x = _tracer_like(x)
-    length = _static_size(length, "bincount") if length is not None else _static_size(None, "bincount")
-    length = max(length, minlength)
+    length = max(_static_size(length, "bincount"), minlength)
     w = asarray(1, int64) if weights is None else _tracer_like(weights)
     from ir.numpy.manipulation import broadcast_to
     out = zeros((length,), w.dtype if weights is not None else int64)

@@ -129,6 +129,8 @@ CASES = {
     "unstack": (lambda m, x: m.unstack(x, axis=1), (u(2, 3),)),
     "delete": (lambda m, x: m.delete(x, np.array([0, 2]), axis=1), (u(3, 4),)),
     "insert": (lambda m, x: m.insert(x, 1, 5.0, axis=1), (u(3, 4),)),
+    "insert_column_and_flat": (lambda m, x: (m.insert(x, -1, np.array([1.0, 2, 3]), axis=1), m.insert(x, 2, 7.0)),
+                               (u(3, 4),)),
     "diag": (lambda m, x: (m.diag(x, 1), m.diag(x, -2)), (u(3),)),
     "diag_2d": (lambda m, x: m.diag(x, -1), (u(3, 4),)),
     "diagflat": (lambda m, x: m.diagflat(x), (u(2, 2),)),
