@@ -14,7 +14,9 @@ from ir.tracing import bind
 
 __all__ = ['PRNGKey', 'key', 'key_data', 'wrap_key_data', 'split', 'fold_in', 'bits', 'uniform', 'normal',
            'bernoulli', 'categorical', 'gumbel', 'exponential', 'randint', 'truncated_normal', 'permutation',
-           'choice']
+           'choice', 'clone', 'rademacher', 'laplace', 'logistic', 'cauchy', 'lognormal', 'rayleigh', 'pareto',
+           'weibull_min', 'gamma', 'loggamma', 'beta', 'chisquare', 't', 'triangular', 'maxwell',
+           'double_sided_maxwell']
 
 _FRY = Symbol("fry")
 
@@ -203,3 +205,141 @@ def choice(k, a, shape=(), replace: bool = True, p=None, axis: int = 0):
     if scalar:
         return jnp.reshape(result, shape)
     return jnp.reshape(result, arr.shape[:axis] + shape + arr.shape[axis + 1:])
+
+
+def clone(k):
+    return bind("random_clone", k)
+
+
+def _float(dtype):
+    return jnp.float64 if dtype is None else lax.to_dtype(dtype)
+
+
+def _param(value, dt):
+    return lax.convert_element_type(jnp.asarray(value), dt)
+
+
+def rademacher(k, shape=(), dtype=None):
+    dt = jnp.int64 if dtype is None else lax.to_dtype(dtype)
+    samples = jnp.astype(bernoulli(k, 0.5, shape), dt)
+    return jnp.astype(2 * samples - 1, dt)
+
+
+def laplace(k, shape=(), dtype=None):
+    dt = _float(dtype)
+    u = uniform(k, shape, dt, -1.0 + float(np.finfo(dt.numpy).epsneg), 1.0)
+    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+
+
+def logistic(k, shape=(), dtype=None):
+    dt = _float(dtype)
+    x = uniform(k, shape, dt, float(np.finfo(dt.numpy).tiny), 1.0)
+    return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
+
+
+def cauchy(k, shape=(), dtype=None):
+    dt = _float(dtype)
+    u = uniform(k, shape, dt, float(np.finfo(dt.numpy).eps), 1.0)
+    return lax.tan(lax.mul(np.array(np.pi, dt.numpy), lax.sub(u, np.array(0.5, dt.numpy))))
+
+
+def lognormal(k, sigma=1.0, shape=None, dtype=None):
+    dt = _float(dtype)
+    sigma = _param(sigma, dt)
+    shape = sigma.shape if shape is None else tuple(shape)
+    return lax.exp(normal(k, shape, dt) * sigma)
+
+
+def rayleigh(k, scale=1.0, shape=None, dtype=None):
+    dt = _float(dtype)
+    scale = _param(scale, dt)
+    shape = scale.shape if shape is None else tuple(shape)
+    u = uniform(k, shape, dt)
+    scale = jnp.broadcast_to(scale, shape)
+    return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), np.array(-2, dt.numpy))))
+
+
+def pareto(k, b, shape=None, dtype=None):
+    dt = _float(dtype)
+    b = _param(b, dt)
+    shape = b.shape if shape is None else tuple(shape)
+    return lax.exp(exponential(k, shape, dt) / b)
+
+
+def weibull_min(k, scale, concentration, shape=(), dtype=None):
+    dt = _float(dtype)
+    u = uniform(k, shape, dt, 0, 1)
+    return jnp.power(-jnp.log1p(-u), 1.0 / jnp.asarray(concentration)) * scale
+
+
+def _gamma(k, a, shape, dtype, log_space: bool):
+    dt = _float(dtype)
+    a = _param(a, dt)
+    shape = a.shape if shape is None else tuple(shape)
+    if a.shape != shape:
+        a = jnp.broadcast_to(a, shape)
+    return bind("random_gamma", _typed(k), a, log_space=log_space)
+
+
+def gamma(k, a, shape=None, dtype=None):
+    return _gamma(k, a, shape, dtype, False)
+
+
+def loggamma(k, a, shape=None, dtype=None):
+    return _gamma(k, a, shape, dtype, True)
+
+
+def beta(k, a, b, shape=None, dtype=None):
+    dt = _float(dtype)
+    a, b = _param(a, dt), _param(b, dt)
+    shape = jnp.broadcast_shapes(a.shape, b.shape) if shape is None else tuple(shape)
+    key_a, key_b = _split2(k)
+    log_gamma_a = loggamma(key_a, jnp.broadcast_to(a, shape), shape, dt)
+    log_gamma_b = loggamma(key_b, jnp.broadcast_to(b, shape), shape, dt)
+    log_max = lax.max(log_gamma_a, log_gamma_b)
+    gamma_a_scaled = jnp.exp(log_gamma_a - log_max)
+    gamma_b_scaled = jnp.exp(log_gamma_b - log_max)
+    return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
+
+
+def chisquare(k, df, shape=None, dtype=None):
+    dt = _float(dtype)
+    df = _param(df, dt)
+    two = np.array(2, dt.numpy)
+    return lax.mul(jnp.exp(loggamma(k, lax.div(df, two), shape, dt)), two)
+
+
+def t(k, df, shape=(), dtype=None):
+    dt = _float(dtype)
+    df = _param(df, dt)
+    shape = df.shape if shape is None else tuple(shape)
+    key_n, key_g = _split2(k)
+    n = normal(key_n, shape, dt)
+    half_df = lax.div(df, np.array(2, dt.numpy))
+    g = gamma(key_g, half_df, shape, dt)
+    return n * jnp.sqrt(half_df / g)
+
+
+def triangular(k, left, mode, right, shape=(), dtype=None):
+    dt = _float(dtype)
+    shape = tuple(shape)
+    left, right, mode = (jnp.broadcast_to(_param(v, dt), shape) for v in (left, right, mode))
+    fc = (mode - left) / (right - left)
+    u = uniform(k, shape, dt)
+    out1 = left + lax.sqrt(u * (right - left) * (mode - left))
+    out2 = right - lax.sqrt((1 - u) * (right - left) * (right - mode))
+    return lax.select(u < fc, out1, out2)
+
+
+def maxwell(k, shape=(), dtype=None):
+    return jnp.linalg.norm(normal(k, tuple(shape) + (3,), _float(dtype)), axis=-1)
+
+
+def double_sided_maxwell(k, loc, scale, shape=(), dtype=None):
+    dt = _float(dtype)
+    params_shape = jnp.broadcast_shapes(np.shape(loc), np.shape(scale))
+    shape = (tuple(shape) or params_shape) + params_shape
+    maxwell_key, rademacher_key = _split2(k)
+    maxwell_rvs = maxwell(maxwell_key, shape, dt)
+    random_sign = rademacher(rademacher_key, shape, dt)
+    return random_sign * maxwell_rvs * scale + loc

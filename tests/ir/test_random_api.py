@@ -54,12 +54,26 @@ CASES = {
                                                   p=np.array([0.1, 0.2, 0.3, 0.3, 0.1])),
                             lambda s: jax.random.choice(jax.random.PRNGKey(s), 5, (3,), replace=False,
                                                         p=np.array([0.1, 0.2, 0.3, 0.3, 0.1]))),
+    **{name: (lambda r, s, _n=name: getattr(r, _n)(r.PRNGKey(s), (2, 3)),
+              lambda s, _n=name: getattr(jax.random, _n)(jax.random.PRNGKey(s), (2, 3)))
+       for name in ("rademacher", "laplace", "logistic", "cauchy", "maxwell")},
+    **{name: (lambda r, s, _n=name, _a=args: getattr(r, _n)(r.PRNGKey(s), *_a),
+              lambda s, _n=name, _a=args: getattr(jax.random, _n)(jax.random.PRNGKey(s), *_a))
+       for name, args in (("lognormal", (0.5, (4,))), ("rayleigh", (2.0, (4,))), ("pareto", (3.0, (4,))),
+                          ("weibull_min", (2.0, 1.5, (4,))), ("gamma", (np.array([0.5, 2.5, 7.0]),)),
+                          ("loggamma", (2.5, (4,))), ("beta", (2.0, 3.0, (4,))), ("chisquare", (3.0, (4,))),
+                          ("t", (4.0, (4,))), ("triangular", (0.0, 0.3, 2.0, (5,))),
+                          ("double_sided_maxwell", (1.0, 2.0, (3,))))},
+    "clone": (lambda r, s: r.key_data(r.clone(r.key(s))), lambda s: jax.random.key_data(
+        jax.random.clone(jax.random.key(s)))),
     "typed_key": (lambda r, s: r.key_data(r.split(r.key(s))), lambda s: jax.random.key_data(
         jax.random.split(jax.random.key(s)))),
 }
 
 
-ULP_CLOSE = {"normal", "exponential", "gumbel", "uniform_f32_range", "truncated_normal"}
+ULP_CLOSE = {"normal", "exponential", "gumbel", "uniform_f32_range", "truncated_normal", "laplace", "logistic",
+             "cauchy", "maxwell", "lognormal", "rayleigh", "pareto", "weibull_min", "gamma", "loggamma", "beta",
+             "chisquare", "t", "triangular", "double_sided_maxwell"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
