@@ -13,6 +13,7 @@ _LAZY = {
     "typecheck": "ir.typecheck", "fingerprint": "ir.typecheck",
     "make_jaxpr": "ir.tracing", "from_jax": "ir.jax_convert",
     "numpy": None, "lax": None, "dtypes": None, "params": None, "primitives": None,
+    "nn": None, "scipy": None, "random": None,
 }
 
 

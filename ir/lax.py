@@ -797,4 +797,53 @@ def optimization_barrier(operand):
     return tree_unflatten(treedef, bind("optimization_barrier", *leaves))
 
 
+# --- linear algebra and FFT (jax.lax.linalg, jax.lax.fft) --------------------------------------------
+
+def cholesky_p(x):
+    """The raw `cholesky` primitive (lower factor; JAX's `lax.linalg.cholesky` symmetrizes first)."""
+    return bind("cholesky", x)
+
+
+def triangular_solve(a, b, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
+                     conjugate_a: bool = False, unit_diagonal: bool = False):
+    return bind("triangular_solve", a, b, **_params(
+        conjugate_a=bool(conjugate_a), left_side=bool(left_side), lower=bool(lower),
+        transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal)))
+
+
+def qr(x, full_matrices: bool = True):
+    """(q, r)."""
+    return tuple(bind("qr", x, **_params(full_matrices=bool(full_matrices), pivoting=False, use_magma=None)))
+
+
+def svd(x, full_matrices: bool = True, compute_uv: bool = True):
+    """(u, s, vh) with `compute_uv`, else s (JAX's `lax.linalg.svd` order; the primitive gives s first)."""
+    outs = bind("svd", x, **_params(algorithm=None, compute_uv=bool(compute_uv),
+                                    full_matrices=bool(full_matrices), subset_by_index=None))
+    return (outs[1], outs[0], outs[2]) if compute_uv else outs[0]
+
+
+def eigh(x, lower: bool = True, sort_eigenvalues: bool = True):
+    """(eigenvectors, eigenvalues), as `lax.linalg.eigh`."""
+    return tuple(bind("eigh", x, **_params(algorithm=None, lower=bool(lower),
+                                           sort_eigenvalues=bool(sort_eigenvalues), subset_by_index=None)))
+
+
+def eig(x, compute_left_eigenvectors: bool = False, compute_right_eigenvectors: bool = True):
+    return tuple(bind("eig", x, **_params(
+        compute_left_eigenvectors=bool(compute_left_eigenvectors),
+        compute_right_eigenvectors=bool(compute_right_eigenvectors), enable_eigvec_derivs=False,
+        implementation=None)))
+
+
+def lu(x):
+    """(lu, pivots, permutation)."""
+    return tuple(bind("lu", x))
+
+
+def fft(x, fft_type: int, fft_lengths: Sequence[int]):
+    """`fft_type` 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT over the trailing `len(fft_lengths)` axes."""
+    return bind("fft", x, **_params(fft_lengths=tuple(int(n) for n in fft_lengths), fft_type=int(fft_type)))
+
+
 from ir.control import cond, fori_loop, map, scan, switch, while_loop  # noqa: E402, F401, A004

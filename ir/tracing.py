@@ -164,6 +164,11 @@ class Tracer:
     def __getitem__(self, idx):
         return _np().getitem(self, idx)
 
+    @property
+    def at(self):
+        """`x.at[idx].set(v)` / `.add` / `.multiply` / `.min` / `.max` / `.get()`, as `jax.Array.at`."""
+        return _np().IndexUpdateHelper(self)
+
     def reshape(self, *shape, order: str = "C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
