@@ -73,6 +73,8 @@ ROWS = [
     Row("log_ndtr", "_log_ndtr_jvp", jax.scipy.stats.norm.logcdf, (_a(-45, 0.5),)),
     Row("xlogy", "_xlogy_jvp", lambda k, mu: jax.scipy.stats.poisson.logpmf(k, mu), (_a(0, 2, 3), _a(0.0, 0.5, 2))),
     Row("logit", "jvp", jss.logit, (_a(0.3, 0.5, 0, 1),)),
+    Row("zeta", "jvp", jss.zeta, (_a(2, 3.5, 1.5, 6), _a(1, 0.5, 2, 10)), rtol=1e-9),
+    Row("poch", "jvp", jss.poch, (_a(1.5, 2, 0.5, 3), _a(0, 1.2, -0.3, 0))),
     # JAX's text of these does not parse (nested jaxprs closing over coefficient tables)
     Row("expi", "expi_jvp", jss.expi, (_a(-2, 0.5, 3),), stand_in=lambda x: x),
     Row("sici", "sici_jvp", lambda x: jnp.stack(jss.sici(x)), (_a(0.0, 0.5, 3),), stand_in=lambda x: (x, x),

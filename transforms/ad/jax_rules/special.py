@@ -45,6 +45,12 @@ def _log_ndtr_jvp(eqn: Eqn, primals, tangents):
 jax_rule("logit", "jvp")(defjvps(lambda g, ans, x: g / (x * (1 - x))))
 
 
+# poch(z, m) = gamma(z + m) / gamma(z), 1 where m = 0 (there the body's derivative in m is 0, the rule's
+# digamma(z))
+jax_rule("poch", "jvp")(defjvps(lambda z_dot, ans, z, m: (lax.digamma(z + m) - lax.digamma(z)) * ans * z_dot,
+                                lambda m_dot, ans, z, m: lax.digamma(z + m) * ans * m_dot))
+
+
 @jax_rule("expi", "expi_jvp")
 def expi_jvp(eqn: Eqn, primals, tangents):
     (x,), (x_dot,) = primals, tangents
@@ -55,6 +61,43 @@ def expi_jvp(eqn: Eqn, primals, tangents):
 def sici_jvp(eqn: Eqn, primals, tangents):
     (p,), (t,) = primals, tangents
     return call_again(eqn, p), (sinc(p / np.pi) * t, jnp.cos(p) / p * t)
+
+
+# --- zeta: JAX differentiates an Euler-Maclaurin expansion of the Hurwitz zeta function instead -------------
+
+_BERNOULLI_COEFS = np.array([
+    12, -720, 30240, -1209600, 47900160, -1307674368000 / 691, 74724249600, -10670622842880000 / 3617,
+    5109094217170944000 / 43867, -802857662698291200000 / 174611, 14101100039391805440000 / 77683,
+    -1693824136731743669452800000 / 236364091, 186134520519971831808000000 / 657931,
+    -37893265687455865519472640000000 / 3392780147, 759790291646040068357842010112000000 / 1723168255201,
+    -134196726836183700385281186201600000000 / 7709321041217,
+])
+
+
+def _zeta_series_expansion(s, a):
+    """zeta(s, a) by Johansson (2015), formula (5), with JAX's N = M = 16 (8 in float32)."""
+    dtype = np.dtype(str(a.dtype))
+    n = 8 if dtype == np.float32 else 16
+    s_, a_ = jnp.expand_dims(s, -1), jnp.expand_dims(a, -1)
+    lead = (1,) * a.ndim
+    k = np.arange(n, dtype=dtype).reshape(*lead, n)
+    head = jnp.sum((a_ + k) ** -s_, -1)
+    integral = (a + n) ** (1 - s) / (s - 1)
+    t0 = (a + n) ** -s
+    m = np.arange(2 * n, dtype=dtype).reshape(*lead, 2 * n)
+    t1 = jnp.cumprod((s_ + m) / (a_ + n), -1)[..., ::2]
+    t1 = jnp.clip(t1, max=np.finfo(dtype).max)
+    t1 = t1 / np.asarray(_BERNOULLI_COEFS[:n], dtype=dtype).reshape(*lead, n)
+    return head + integral + t0 * (0.5 + jnp.sum(t1, -1))
+
+
+@jax_rule("zeta", "jvp")
+def _zeta_jvp(eqn: Eqn, primals, tangents):
+    """JAX's rule is `partial(jax.jvp, _zeta_series_expansion)`: forward mode of the expansion, whose
+    primal output is the expansion's value."""
+    from transforms.ad.api import jvp
+
+    return jvp(_zeta_series_expansion, primals, tangents)
 
 
 _CONSTS = ("its body closes over arrays (num_consts > 0) that the rule needs to call the function again, and "
@@ -68,8 +111,5 @@ unwritten("_owens_t_impl", "_owens_t_jvp", _CONSTS)
 unwritten("fresnel", "_fresnel_jvp", _CONSTS)
 unwritten("expn", "expn_jvp", "the order n is a nondiff argument (a const of the call, or folded into its body) "
           "and the rule calls expn(n - 1, x)")
-unwritten("zeta", "jvp", "JAX's derivative in x is a 16-term Euler-Maclaurin series (_zeta_series_expansion) "
-          "not written here")
-unwritten("poch", "jvp", "its derivatives need digamma(z + m) and the m-derivative series, not written here")
 unwritten("hyp1f1", "jvp", "its derivatives are further hypergeometric series, not written here")
 unwritten("hyp2f1", "jvp", "its derivatives are further hypergeometric series, not written here")
