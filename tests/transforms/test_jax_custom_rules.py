@@ -8,6 +8,8 @@ that are not written raise `UnsupportedPrimitive` naming them."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +20,8 @@ from eval.interpreter import eval_jaxpr
 from ir import custom_rules, make_jaxpr, parse_jaxpr
 from ir import numpy as inp
 from ir.core import ClosedJaxpr, Jaxpr, Var
+from ir.errors import UnsupportedPrimitive
+from ir.tracing import bind_jaxpr
 from transforms.ad import jax_rules
 from transforms.ad.programs import grad_program, jvp_program
 
@@ -183,3 +187,86 @@ def test_reverse_mode_agrees_with_jax(row: Row):
         wants = jax.grad(_weighted_sum(row, jnp), argnums)(*row.args)
     for g, want in zip(got, wants, strict=True):
         np.testing.assert_allclose(g, np.asarray(want), rtol=row.rtol, atol=1e-12)
+
+
+# --- second order: JAX differentiates the rule again (sinc's rule calls _sinc_maclaurin(k + 1)) ------------
+
+SECOND_ORDER = [
+    Row("_sinc_maclaurin", "_sinc_maclaurin_jvp", jnp.sinc, (_a(0, 0.7),)),  # -pi^2/3 at 0; the body's is 0
+    Row("relu", "jvp", jax.nn.relu, (_a(0, -1, 2),)),
+    Row("logaddexp", "_logaddexp_jvp", jax.nn.softplus, (_a(0, -30, 30, INF),)),
+    Row("xlog1py", "_xlog1py_jvp", lambda y: jss.xlog1py(0.5, y), (_a(-0.5, 0, 3),)),
+]
+
+
+@pytest.mark.parametrize("row", SECOND_ORDER, ids=_ids(SECOND_ORDER))
+def test_second_derivative_agrees_with_jax(row: Row):
+    """f'' of an elementwise f: the gradient of sum(grad(sum f)), both through eqjax's e-graph."""
+    with _jax(row):
+        text = str(jax.make_jaxpr(lambda x: jnp.sum(row.fn(x)))(*row.args))
+        want = jax.grad(lambda x: jnp.sum(jax.grad(lambda y: jnp.sum(row.fn(y)))(x)))(*row.args)
+    assert (row.call, row.rule) in _calls(text)
+    first, _ = grad_program(parse_jaxpr(text), [0])
+    second, _ = grad_program(make_jaxpr(lambda x: inp.sum(bind_jaxpr(first, x)[0]))(*row.args), [0])
+    np.testing.assert_allclose(eval_jaxpr(second, *row.args)[0], np.asarray(want), rtol=1e-10, atol=1e-12)
+
+
+# --- the rules JAX prints that are not written: a typed error naming them -------------------------------------
+
+UNWRITTEN_PROGRAMS = {  # the JAX function printing the rule, and arguments; None: its text does not parse
+    ("_erfcx", "jvp"): (jss.erfcx, (_a(0.5, 1),)),
+    ("_dawsn", "jvp"): (jss.dawsn, (_a(0.5, 1),)),
+    ("_wofz", "jvp"): (jss.wofz, (np.array([0.5 + 0.2j]),)),
+    ("_owens_t_impl", "_owens_t_jvp"): (jss.owens_t, (_a(0.5), _a(0.3))),
+    ("fresnel", "_fresnel_jvp"): (lambda x: jss.fresnel(x)[0], (_a(0.5),)),
+    ("expn", "expn_jvp"): None,
+    ("hyp1f1", "jvp"): None,
+    ("hyp2f1", "jvp"): None,
+}
+
+
+@pytest.mark.parametrize("key", sorted(jax_rules.unwritten_rules()), ids="/".join)
+def test_a_rule_not_written_raises_naming_it(key):
+    call, rule = key
+    made = UNWRITTEN_PROGRAMS[key]
+    if made is None:  # a stand-in call with the names JAX prints
+        closed = make_jaxpr(lambda x: jax_rules.stage_call(call, rule, lambda v: v * 2, x))(_a(0.5))
+    else:
+        fn, args = made
+        with jax.enable_x64(True):
+            text = str(jax.make_jaxpr(fn)(*args))
+        assert key in _calls(text)
+        closed = parse_jaxpr(text)
+    wrt = [i for i, a in enumerate(closed.in_avals) if i >= len(closed.in_avals) - 2]
+    with pytest.raises(UnsupportedPrimitive, match=rf"{re.escape(rule)} \(of {re.escape(call)}\)"):
+        jvp_program(closed, wrt)
+
+
+# --- the registry -----------------------------------------------------------------------------------------------
+
+
+def test_every_written_rule_has_a_row_and_every_unwritten_one_a_program():
+    assert set(jax_rules.all_rules()) == {(r.call, r.rule) for r in ROWS}
+    assert set(jax_rules.unwritten_rules()) == set(UNWRITTEN_PROGRAMS)
+
+
+def test_the_rule_name_alone_does_not_pick_a_rule():
+    """`jvp` is the name of every rule JAX's `defjvps` makes: a call of another name keeps its body."""
+    closed = make_jaxpr(lambda x: jax_rules.stage_call("my_relu", "jvp", lambda v: inp.maximum(v, 0.0), x))(_a(0.0))
+    assert custom_rules.jvp_rule(closed.jaxpr.eqns[0]) is None
+    program, _ = jvp_program(closed, [0])
+    np.testing.assert_allclose(eval_jaxpr(program, _a(0.0), _a(1.0))[1], [0.5])  # max's derivative at a tie
+
+
+def test_a_registered_rule_wins_and_defaults_are_not_listed():
+    with jax.enable_x64(True):
+        closed = parse_jaxpr(str(jax.make_jaxpr(jax.nn.relu)(_a(0.0, 1.0))))
+    assert custom_rules.registered() == []
+    custom_rules.defjvp(lambda primals, tangents: (inp.maximum(primals[0], 0.0), 3.0 * tangents[0]), name="jvp")
+    program, _ = jvp_program(closed, [0])
+    np.testing.assert_allclose(eval_jaxpr(program, _a(0.0, 1.0), _a(1.0, 1.0))[1], [3.0, 3.0])
+
+
+def test_import_ir_does_not_load_the_rules():
+    code = "import sys, ir; ir.parse_jaxpr; assert 'transforms.ad.jax_rules' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -75,6 +75,12 @@ def all_rules() -> list[tuple[str, str]]:
     return sorted(RULES)
 
 
+def unwritten_rules() -> dict[tuple[str, str], str]:
+    """(call name, rule name) -> why, of every JAX rule AD refuses."""
+    _load()
+    return dict(UNWRITTEN)
+
+
 # --- helpers the rules share ------------------------------------------------------------------------
 
 

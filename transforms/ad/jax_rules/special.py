@@ -3,11 +3,14 @@ jax.scipy.stats uses these (norm.logcdf: log_ndtr; poisson, binom, beta...: xlog
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ir import lax
 from ir import numpy as jnp
-from ir.core import Eqn
+from ir.core import ClosedJaxpr, Eqn, ShapedArray
+from ir.tracing import aval_of, bind_jaxpr, make_jaxpr
 from transforms.ad.jax_rules import call_again, defjvps, jax_rule, unwritten
 from transforms.ad.jax_rules.numpy import sinc
 
@@ -91,13 +94,22 @@ def _zeta_series_expansion(s, a):
     return head + integral + t0 * (0.5 + jnp.sum(t1, -1))
 
 
+@lru_cache(maxsize=32)
+def _zeta_series_jvp(avals: tuple[ShapedArray, ...]) -> ClosedJaxpr:
+    """The forward mode of the expansion, (s, a, ds, da) -> (value, tangent), once per signature."""
+    from transforms.ad.programs import Options, jvp_program
+
+    program, _ = jvp_program(make_jaxpr(_zeta_series_expansion)(*avals), [0, 1], Options(rules="none"))
+    return program
+
+
 @jax_rule("zeta", "jvp")
 def _zeta_jvp(eqn: Eqn, primals, tangents):
     """JAX's rule is `partial(jax.jvp, _zeta_series_expansion)`: forward mode of the expansion, whose
-    primal output is the expansion's value."""
-    from transforms.ad.api import jvp
-
-    return jvp(_zeta_series_expansion, primals, tangents)
+    primal output is the expansion's value. Without the algebraic rules: the program differentiating
+    this one simplifies it."""
+    value, tangent = bind_jaxpr(_zeta_series_jvp(tuple(aval_of(x) for x in primals)), *primals, *tangents)
+    return value, tangent
 
 
 _CONSTS = ("its body closes over arrays (num_consts > 0) that the rule needs to call the function again, and "
