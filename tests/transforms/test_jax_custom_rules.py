@@ -55,6 +55,8 @@ def _a(*xs) -> np.ndarray:
 
 SPD3 = np.array([[2.0, 1, 0], [1, 3, 1], [0, 1, 4]])
 M4 = np.array([[2.0, 1, 0, 1], [1, -3, 1, 0], [0, 1, 4, 2], [1, 0, 2, 5]])
+RANK3 = np.vstack([M4[:3], M4[0] + 2 * M4[2]])  # det = 0, adj != 0: the rule is finite, det(x) x^-1 is not
+RANK2 = np.outer([1.0, 2, 0, 1], [1.0, 0, 1, 1]) + np.outer([0.0, 1, 1, 0], [2.0, 1, 0, 0])  # adj = 0
 
 ROWS = [
     # jax.nn
@@ -89,6 +91,8 @@ ROWS = [
     Row("_slogdet_small", "_slogdet_small_jvp", lambda a: jnp.linalg.slogdet(a)[1], (SPD3[:2, :2] * [[1], [-1]],)),
     Row("_slogdet_small", "_slogdet_small_jvp", lambda a: jnp.linalg.slogdet(a)[1], (np.array([[-0.5]]),)),
     Row("_det", "_det_jvp", jnp.linalg.det, (M4,)),
+    Row("_det", "_det_jvp", jnp.linalg.det, (RANK3,)),
+    Row("_det", "_det_jvp", jnp.linalg.det, (RANK2,)),
     Row("_pinv", "_pinv_jvp", jnp.linalg.pinv, (SPD3[:, :2],)),
     Row("_pinv", "_pinv_jvp", jnp.linalg.pinv, (SPD3[:2, :],)),
     Row("_pinv", "_pinv_jvp", lambda a: jnp.linalg.pinv(a, hermitian=True), (SPD3,)),

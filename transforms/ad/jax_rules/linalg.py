@@ -29,10 +29,7 @@ def solve(a, b):
     n = a.shape[-1]
     p = lax.convert_element_type(perm[:, None] == lax.iota(perm.dtype, n)[None, :], a.dtype)  # p[i, j] = [perm_i = j]
     pb = jnp.matmul(p, b)
-    y = bind("triangular_solve", lu, pb, left_side=True, lower=True, transpose_a=False, conjugate_a=False,
-             unit_diagonal=True)
-    return bind("triangular_solve", lu, y, left_side=True, lower=False, transpose_a=False, conjugate_a=False,
-                unit_diagonal=False)
+    return _triangular_solve(lu, _triangular_solve(lu, pb, lower=True, unit_diagonal=True), lower=False)
 
 
 def _real_sign_rule(ans_dot_of):
@@ -85,10 +82,42 @@ def _pinv_jvp(eqn: Eqn, primals, tangents):
     return p, p_dot
 
 
+def _triangular_solve(a, b, *, lower: bool, unit_diagonal: bool = False):
+    return bind("triangular_solve", a, b, left_side=True, lower=lower, transpose_a=False, conjugate_a=False,
+                unit_diagonal=unit_diagonal)
+
+
+def _cofactor_solve(a, b):
+    """(det a, adj(a) b) for a square `a` that may be singular: JAX's `_cofactor_solve`. With a = P L U, the
+    last pivot of U is replaced by 1 / (the product of the others), so the solve stays finite at rank n-1;
+    below rank n-1 the adjugate is 0."""
+    n = a.shape[-1]
+    if a.ndim != 2:
+        raise UnsupportedPrimitive("custom_jvp_call", f"_det_jvp on a batch of matrices {a.shape}",
+                                   "transforms/ad/jax_rules/linalg.py")
+    if n == 1:
+        return a[0, 0], b
+    lu, pivots, perm = bind("lu", a)
+    eye = jnp.eye(n, dtype=a.dtype)
+    diag = jnp.sum(lu * eye, axis=-1)
+    parity = jnp.sum(lax.convert_element_type(pivots != lax.iota(pivots.dtype, n), a.dtype))
+    sign = 1.0 - 2.0 * (parity - 2.0 * lax.floor(parity / 2.0))
+    partial_det = jnp.cumprod(diag) * sign
+    corner = lax.broadcasted_iota("int32", (n, n), 0) + lax.broadcasted_iota("int32", (n, n), 1) == 2 * n - 2
+    lu = jnp.where(corner, 1.0 / partial_det[n - 2], lu)
+    d = _triangular_solve(lu, jnp.ones((n, 1), dtype=a.dtype), lower=False)
+    low_rank = jnp.any(jnp.isnan(d) | jnp.isinf(d))
+    x = jnp.where(low_rank, 0.0, b)
+    p = lax.convert_element_type(perm[:, None] == lax.iota(perm.dtype, n)[None, :], a.dtype)
+    x = _triangular_solve(lu, jnp.matmul(p, x), lower=True, unit_diagonal=True)
+    x = jnp.concatenate([x[:-1, :] * partial_det[n - 1], x[-1:, :]], axis=0)
+    x = _triangular_solve(lu, x, lower=False)
+    return partial_det[n - 1], jnp.where(low_rank, 0.0, x)
+
+
 @jax_rule("_det", "_det_jvp")
 def _det_jvp(eqn: Eqn, primals, tangents):
-    """d det x = det x tr(x^-1 dx). JAX's rule computes det(x) x^-1 by cofactors, finite where x is singular;
-    this one is nan there."""
+    """d det x = tr(adj(x) dx), by cofactors: finite where x is singular (0 below rank n - 1)."""
     (x,), (g,) = primals, tangents
-    y = call_again(eqn, x)
-    return y, y * _trace(solve(x, g))
+    y, z = _cofactor_solve(x, g)
+    return y, _trace(z)
