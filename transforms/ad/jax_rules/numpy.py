@@ -24,7 +24,9 @@ def _logaddexp_like(exp):
     return rule
 
 
-# at x1 = x2 = -inf the body's derivative is nan (inf - inf), the rule's 1/2 each
+# Where the rule and the body's derivative differ: at a tie x1 = x2 the rule gives 1/2 to each (eqjax's body,
+# through max, 1 to one of them); at x1 = x2 = -inf it gives nan; with x1 = +inf it gives exp(x2) to x2
+# (_replace_inf maps the +inf output to 0), the body 0.
 jax_rule("logaddexp", "_logaddexp_jvp")(_logaddexp_like(lax.exp))
 jax_rule("logaddexp2", "_logaddexp2_jvp")(_logaddexp_like(lax.exp2))
 
