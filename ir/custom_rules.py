@@ -6,6 +6,9 @@ the jaxpr text does not hold. Registering functions under those names gives AD t
 Without them, AD differentiates a `custom_jvp_call`'s body, and a `custom_vjp_call` has no reverse mode
 (`UnsupportedPrimitive` naming its bwd).
 
+JAX's own rules (jax.nn, jax.numpy, jax.scipy, jnp.linalg) are there by default, keyed by the call's
+name and its rule's name (`transforms.ad.jax_rules`); `registered()` lists only the rules registered here.
+
 Rules are written with the tracing API (`ir.lax`, `ir.numpy`) and have JAX's signatures:
 
     jvp(primals, tangents) -> (primal_out, tangent_out)
@@ -72,8 +75,15 @@ def registered() -> list[tuple[str, str]]:
 
 
 def jvp_rule(eqn: Eqn) -> Callable | None:
-    """The registered JVP rule of a `custom_jvp_call`, or None."""
-    return _JVP.get(str(eqn.params.get("jvp")))
+    """The registered JVP rule of a `custom_jvp_call`, else JAX's own rule for the call when it is one of
+    jax.nn's, jax.numpy's or jax.scipy's (`transforms.ad.jax_rules`, loaded on the first look-up), or None.
+    A registered rule wins over JAX's."""
+    rule = _JVP.get(str(eqn.params.get("jvp")))
+    if rule is None:
+        from transforms.ad.jax_rules import jax_jvp_rule
+
+        rule = jax_jvp_rule(eqn)
+    return rule
 
 
 def vjp_rules(eqn: Eqn) -> CustomVJP | None:

@@ -1,0 +1,127 @@
+"""jax.scipy.special's custom JVP rules (jax/_src/scipy/special.py, jax/_src/third_party/scipy/special.py);
+jax.scipy.stats uses these (norm.logcdf: log_ndtr; poisson, binom, beta...: xlogy, xlog1py)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ir import lax
+from ir import numpy as jnp
+from ir.core import ClosedJaxpr, Eqn, ShapedArray
+from ir.tracing import aval_of, bind_jaxpr, make_jaxpr
+from transforms.ad.jax_rules import call_again, defjvps, jax_rule, unwritten
+from transforms.ad.jax_rules.numpy import sinc
+
+
+# xlogy / xlog1py: d(x log y) = log y dx + x / y dy, also at x = 0, where the body's derivative in x is 0
+# (it selects the constant 0 there)
+@jax_rule("xlogy", "_xlogy_jvp")
+def _xlogy_jvp(eqn: Eqn, primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return call_again(eqn, x, y), x_dot * lax.log(y) + y_dot * x / y
+
+
+@jax_rule("xlog1py", "_xlog1py_jvp")
+def _xlog1py_jvp(eqn: Eqn, primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return call_again(eqn, x, y), x_dot * lax.log1p(y) + y_dot * x / (1 + y)
+
+
+@jax_rule("_xlogx", "_xlogx_jvp")
+def _xlogx_jvp(eqn: Eqn, primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return call_again(eqn, x), x_dot * (lax.log(x) + 1)
+
+
+@jax_rule("log_ndtr", "_log_ndtr_jvp")
+def _log_ndtr_jvp(eqn: Eqn, primals, tangents):
+    """d log Phi(x) = exp(log phi(x) - log Phi(x)) dx: finite far in the lower tail, where the body's
+    series derivative and phi / Phi both underflow. (series_order, a nondiff argument, does not enter.)"""
+    (x,), (t,) = primals, tangents
+    ans = call_again(eqn, x)
+    norm_logpdf = -0.5 * x * x - np.log(np.sqrt(2 * np.pi))
+    return ans, t * lax.exp(norm_logpdf - ans)
+
+
+jax_rule("logit", "jvp")(defjvps(lambda g, ans, x: g / (x * (1 - x))))
+
+
+# poch(z, m) = gamma(z + m) / gamma(z), 1 where m = 0 (there the body's derivative in m is 0, the rule's
+# digamma(z))
+jax_rule("poch", "jvp")(defjvps(lambda z_dot, ans, z, m: (lax.digamma(z + m) - lax.digamma(z)) * ans * z_dot,
+                                lambda m_dot, ans, z, m: lax.digamma(z + m) * ans * m_dot))
+
+
+@jax_rule("expi", "expi_jvp")
+def expi_jvp(eqn: Eqn, primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return call_again(eqn, x), jnp.exp(x) / x * x_dot
+
+
+@jax_rule("sici", "sici_jvp")
+def sici_jvp(eqn: Eqn, primals, tangents):
+    (p,), (t,) = primals, tangents
+    return call_again(eqn, p), (sinc(p / np.pi) * t, jnp.cos(p) / p * t)
+
+
+# --- zeta: JAX differentiates an Euler-Maclaurin expansion of the Hurwitz zeta function instead -------------
+
+_BERNOULLI_COEFS = np.array([
+    12, -720, 30240, -1209600, 47900160, -1307674368000 / 691, 74724249600, -10670622842880000 / 3617,
+    5109094217170944000 / 43867, -802857662698291200000 / 174611, 14101100039391805440000 / 77683,
+    -1693824136731743669452800000 / 236364091, 186134520519971831808000000 / 657931,
+    -37893265687455865519472640000000 / 3392780147, 759790291646040068357842010112000000 / 1723168255201,
+    -134196726836183700385281186201600000000 / 7709321041217,
+])
+
+
+def _zeta_series_expansion(s, a):
+    """zeta(s, a) by Johansson (2015), formula (5), with JAX's N = M = 16 (8 in float32)."""
+    dtype = np.dtype(str(a.dtype))
+    n = 8 if dtype == np.float32 else 16
+    s_, a_ = jnp.expand_dims(s, -1), jnp.expand_dims(a, -1)
+    lead = (1,) * a.ndim
+    k = np.arange(n, dtype=dtype).reshape(*lead, n)
+    head = jnp.sum((a_ + k) ** -s_, -1)
+    integral = (a + n) ** (1 - s) / (s - 1)
+    t0 = (a + n) ** -s
+    m = np.arange(2 * n, dtype=dtype).reshape(*lead, 2 * n)
+    t1 = jnp.cumprod((s_ + m) / (a_ + n), -1)[..., ::2]
+    t1 = jnp.clip(t1, max=np.finfo(dtype).max)
+    t1 = t1 / np.asarray(_BERNOULLI_COEFS[:n], dtype=dtype).reshape(*lead, n)
+    return head + integral + t0 * (0.5 + jnp.sum(t1, -1))
+
+
+@lru_cache(maxsize=32)
+def _zeta_series_jvp(avals: tuple[ShapedArray, ...]) -> ClosedJaxpr:
+    """The forward mode of the expansion, (s, a, ds, da) -> (value, tangent), once per signature."""
+    from transforms.ad.programs import Options, jvp_program
+
+    program, _ = jvp_program(make_jaxpr(_zeta_series_expansion)(*avals), [0, 1], Options(rules="none"))
+    return program
+
+
+@jax_rule("zeta", "jvp")
+def _zeta_jvp(eqn: Eqn, primals, tangents):
+    """JAX's rule is `partial(jax.jvp, _zeta_series_expansion)`: forward mode of the expansion, whose
+    primal output is the expansion's value. Without the algebraic rules: the program differentiating
+    this one simplifies it."""
+    value, tangent = bind_jaxpr(_zeta_series_jvp(tuple(aval_of(x) for x in primals)), *primals, *tangents)
+    return value, tangent
+
+
+_CONSTS = ("its body closes over arrays (num_consts > 0) that the rule needs to call the function again, and "
+           "a rule sees only the operands after them")
+# The rules are one line each (erfcx: g (2 x ans - 2/sqrt(pi)); dawsn: g (1 - 2 x ans); wofz: g (-2 z ans +
+# 2i/sqrt(pi))) but need ans, the function called again, whose body needs its consts (coefficient tables).
+unwritten("_erfcx", "jvp", _CONSTS)
+unwritten("_dawsn", "jvp", _CONSTS)
+unwritten("_wofz", "jvp", _CONSTS)
+unwritten("_owens_t_impl", "_owens_t_jvp", _CONSTS)
+unwritten("fresnel", "_fresnel_jvp", _CONSTS)
+unwritten("expn", "expn_jvp", "the order n is a nondiff argument (a const of the call, or folded into its body) "
+          "and the rule calls expn(n - 1, x)")
+unwritten("hyp1f1", "jvp", "its derivatives are further hypergeometric series, not written here")
+unwritten("hyp2f1", "jvp", "its derivatives are further hypergeometric series, not written here")
