@@ -70,8 +70,18 @@ def scoped() -> Iterator[None]:
 
 
 def registered() -> list[tuple[str, str]]:
-    """(kind, printed names) of every registered rule, sorted: ("jvp", "f_jvp"), ("vjp", "f_fwd f_bwd")."""
-    return sorted([("jvp", name) for name in _JVP] + [("vjp", f"{f} {b}") for f, b in _VJP])
+    """(kind, printed names) of every rule registered from outside eqjax, sorted: ("jvp", "f_jvp"),
+    ("vjp", "f_fwd f_bwd"). Rules eqjax's own modules register (`ir.nn`, `ir.scipy`: defined in its source,
+    which the disk cache's key covers) are not listed."""
+    return sorted([("jvp", name) for name, rule in _JVP.items() if not _eqjax_own(rule)]
+                  + [("vjp", f"{f} {b}") for (f, b), rule in _VJP.items() if not _eqjax_own(rule.fwd, rule.bwd)])
+
+
+_EQJAX_PACKAGES = ("ir", "eval", "rewrites", "transforms")
+
+
+def _eqjax_own(*functions: Callable) -> bool:
+    return all(getattr(f, "__module__", "").split(".")[0] in _EQJAX_PACKAGES for f in functions)
 
 
 def jvp_rule(eqn: Eqn) -> Callable | None:

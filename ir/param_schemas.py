@@ -118,7 +118,7 @@ _NO_PARAMS: dict[str, Param] = {}
 _PARAMLESS = """
 abs acos acosh add add_any and asin asinh atan atan2 atanh bessel_i0e bessel_i1e cbrt ceil cholesky
 cholesky_update clamp clz complex copy copy_p cos cosh digamma div dynamic_update_slice eq eq_to erf
-erf_inv erfc exp exp2 expm1 floor ge gt hessenberg householder_product igamma igamma_grad_a igammac imag
+erf_inv erfc exp exp2 expm1 floor ge geqrf gt hessenberg householder_product igamma igamma_grad_a igammac imag
 is_finite le le_to lgamma log log1p logistic lt lt_to lu max min mul ne neg nextafter not
 optimization_barrier or polygamma population_count pow random_clone random_fold_in random_gamma_grad
 random_unwrap real regularized_incomplete_beta rem rsqrt select_n shift_left shift_right_arithmetic

@@ -268,6 +268,12 @@ def _qr(params, ins, outs) -> int:
     return batch * (4 * big * k * k - 4 * k ** 3 // 3)  # R, then Q from the reflectors
 
 
+def _geqrf(params, ins, outs) -> int:
+    batch, m, n = _matrix(ins[0])
+    big, k = max(m, n), min(m, n)
+    return batch * (2 * big * k * k - 2 * k ** 3 // 3)  # R and the reflectors (qr without forming Q)
+
+
 def _svd(params, ins, outs) -> int:
     batch, m, n = _matrix(ins[0])
     big, k = max(m, n), min(m, n)
@@ -328,6 +334,7 @@ _FLOPS_RULES: dict[str, Callable[[dict, list[ShapedArray], list[ShapedArray]], i
     "cholesky_update": partial(_operand_size, 0, 4),
     "lu": _lu,
     "qr": _qr,
+    "geqrf": _geqrf,
     "svd": _svd,
     "eig": _eig,
     "householder_product": _householder_product,

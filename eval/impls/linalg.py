@@ -142,6 +142,22 @@ def householder_product(a, taus):
     return q
 
 
+def _geqrf(a):
+    """LAPACK's geqrf as JAX's `geqrf` primitive: R on and above the diagonal, the Householder reflectors
+    below it, and their scales."""
+    m, n = a.shape
+    if m == 0 or n == 0:
+        return a.copy(), np.zeros(min(m, n), a.dtype)
+    geqrf = lapack_routine("geqrf", "geqrf", a)
+    r, taus, _, _ = geqrf(a, lwork=queried_lwork("geqrf", "geqrf", a, m, n))
+    return r, taus
+
+
+@impl("geqrf")
+def geqrf(a):
+    return tuple(over_batch("geqrf", _geqrf, [a], {}))
+
+
 def _qr(a, *, full_matrices, pivoting):
     """JAX's `_qr_lowering`: geqrf (geqp3 when pivoting), then orgqr on the reflectors, r = triu."""
     m, n = a.shape

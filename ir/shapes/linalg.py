@@ -107,6 +107,12 @@ def qr_core(prim, dtype, a, *, full_matrices, pivoting=False, **_):
     return outs + [((n,), int32)] if pivoting else outs
 
 
+@_register("geqrf", (2,), multiple_results=True)
+def geqrf_core(prim, dtype, a, **_):
+    m, n = a
+    return [((m, n), dtype), ((min(m, n),), dtype)]  # R above the diagonal, the reflectors below; their taus
+
+
 @_register("svd", (2,), multiple_results=True)
 def svd_core(prim, dtype, a, *, full_matrices, compute_uv, subset_by_index=None, **_):
     m, n = a

@@ -98,3 +98,12 @@ def test_constants_round_trip_exactly():
               np.array([1, 2], ml_dtypes.bfloat16), np.array([True, False]), np.array(3 + 4j)]:
         back = diskcache._decode_array(diskcache._encode_array(a))
         assert back.dtype == a.dtype and back.shape == a.shape and back.tobytes() == a.tobytes()
+
+
+def test_eqjax_own_custom_rules_keep_the_cache_on(cache):
+    """`ir.nn` registers custom_jvp rules of its own (relu's kink): they are eqjax's source, which the key
+    covers, so using them does not turn the cache off as a user's rules do."""
+    import ir.nn
+
+    jit(lambda w, x: jnp.sum(ir.nn.relu(x @ w)))(W, X)
+    assert len(list(cache.glob("*.json"))) == 1

@@ -32,8 +32,8 @@ V = VmapBook("linalg")
 # --- one operand: the op on a leading batch dimension --------------------------------------------------
 
 # primitive -> the most results it has (fewer under some params: unused result rules never fire)
-ONE_OPERAND = {"cholesky": 1, "lu_pivots_to_permutation": 1, "qr": 3, "svd": 3, "eigh": 2, "lu": 3, "eig": 3,
-               "schur": 2, "hessenberg": 2, "tridiagonal": 4}
+ONE_OPERAND = {"cholesky": 1, "lu_pivots_to_permutation": 1, "qr": 3, "geqrf": 2, "svd": 3, "eigh": 2, "lu": 3,
+               "eig": 3, "schur": 2, "hessenberg": 2, "tridiagonal": 4}
 _SAME = {prim: Aux(f"op:{prim}", lambda e: (e.params,)) for prim in ONE_OPERAND}
 
 for _prim, _n in ONE_OPERAND.items():
