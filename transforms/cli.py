@@ -489,6 +489,10 @@ def cmd_bench(args) -> int:
 
         bench_control(rules=args.rules)
     elif args.what == "runtime":
+        from eval.xla import EXTRA, BackendUnavailable, jax
+
+        if jax is None:  # the benchmark's baseline is jax.jit
+            raise BackendUnavailable(f"it times jax.jit beside eqjax and needs JAX, which is not installed: {EXTRA}")
         from transforms.bench_runtime import bench_runtime
 
         only = set(args.only.split(",")) if args.only else None
