@@ -11,6 +11,7 @@ long ones run too (the demo, the benches, `rules effect` over every oracle progr
 
 from __future__ import annotations
 
+import filecmp
 import json
 import shutil
 import subprocess
@@ -138,8 +139,10 @@ def test_every_command_runs_from_the_installed_wheel(tmp_path):
     site = installed.parents[1]
     assert Path(result["transforms"]).is_relative_to(site), result["transforms"]  # the wheel, not the checkout
     assert Path(result["oracle"]) == Path(result["transforms"]).parents[1] / "eval" / "oracle_fixtures"
-    shipped = sorted(p.name for p in Path(result["oracle"]).glob("*.json"))
-    assert shipped == sorted(p.name for p in (ROOT / "tests" / "oracle").glob("*.json"))
+    ours = sorted(p.name for p in (ROOT / "tests" / "oracle").glob("*.json"))
+    assert sorted(p.name for p in Path(result["oracle"]).glob("*.json")) == ours
+    _, mismatch, errors = filecmp.cmpfiles(ROOT / "tests" / "oracle", result["oracle"], ours, shallow=False)
+    assert not mismatch and not errors, f"the wheel's fixtures differ from tests/oracle: {mismatch + errors}"
 
     failed = [f"{' '.join(r['argv'])}: status {r['status']}\n{r['err'][-1500:]}" for r in result["runs"]
               if r["status"] != 0]
