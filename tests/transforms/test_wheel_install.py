@@ -18,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 from tests.profile import NIGHTLY
@@ -106,6 +107,13 @@ def _install_wheel(tmp: Path) -> Path:
     shutil.copytree(ROOT / "tests" / "oracle", source / "tests" / "oracle")
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp / "dist", source])
     [wheel] = (tmp / "dist").glob("eqjax-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        [metadata] = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = [line.split(":", 1)[1].strip() for line in z.read(metadata).decode().splitlines()
+                    if line.startswith("Requires-Dist:")]
+    runtime = [r for r in requires if "extra ==" not in r]
+    assert not [r for r in runtime if r.startswith("pytest")], runtime  # test tools only in the dev extra
+    assert any(r.startswith("pytest") and "extra == \"dev\"" in r for r in requires), requires
     venv.create(tmp / "venv", with_pip=False)
     python = tmp / "venv" / "bin" / "python"
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
