@@ -10,7 +10,7 @@
     eqjax sample FILE|- [-k K] [--seed S] [optimize's options]
                                        up to K distinct equivalent programs from one saturated e-graph
     eqjax rules list [--set S] [--json]
-    eqjax rules semantics [--programs N] [--sets strict,default,fast] [--seed S] [--jobs J] [--json]
+    eqjax rules semantics [--programs N] [--sets strict,default,fast] [--family F] [--seed S] [--jobs J] [--json]
                                        random programs + fixtures optimized and compared, failures blamed on rules
     eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
     eqjax grad FILE|- [--argnums 0,1]  the optimized gradient program of a scalar-output jaxpr
@@ -30,8 +30,10 @@
                                        measure this machine's latency profile (rewrites/latency); writes it
                                        to the user cache directory, where LatencyModel.for_backend finds it
 
-User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
-problem and exit with status 2; conformance failures exit with status 1.
+User mistakes (malformed or ill-typed text, an unsupported primitive, an option value that names nothing:
+that line lists the valid choices, transforms/cli_options.py) print one line naming the problem and exit
+with status 2; conformance failures exit with status 1. The fixtures read by default (eval.oracle.DEFAULT_ORACLE)
+are a checkout's tests/oracle/, or the copy an installed wheel carries.
 """
 
 from __future__ import annotations
