@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
 from eval.codegen import compile_numpy
 from eval.interpreter import _PLANS, eval_jaxpr
-from eval.oracle import load_fixtures, parse_case
+from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
 from eval.registry import IMPLS
 from ir.errors import EqjaxError
 from ir.primitives import PRIMITIVES
-
-ORACLE = Path(__file__).resolve().parent.parent / "tests" / "oracle"
 
 
 def _record_leaf_calls(closed, args) -> list:
@@ -62,7 +59,7 @@ def _best_time(run, repeats: int) -> float:
 
 def bench_eval(repeats: int = 200) -> list[dict]:
     rows = []
-    for case in load_fixtures([ORACLE], ["programs"]):
+    for case in load_fixtures([DEFAULT_ORACLE], ["programs"]):
         try:
             closed = parse_case(case)
             args = case.arrays("args")

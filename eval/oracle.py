@@ -23,8 +23,11 @@ from ir.core import ClosedJaxpr
 from ir.dtypes import BY_NAME
 from ir.errors import EqjaxError, UnsupportedPrimitive
 
-# The project's copy of the JAX oracle fixtures (tests/oracle/, kept in sync with ../shared/oracle/).
-DEFAULT_ORACLE = Path(__file__).resolve().parents[1] / "tests" / "oracle"
+# The JAX oracle fixtures: in a checkout the project's copy, tests/oracle/ (kept in sync with ../shared/oracle/);
+# in an installed wheel the copy its build made of them, eval/oracle_fixtures/ (setup.py).
+PACKAGED_ORACLE = Path(__file__).resolve().parent / "oracle_fixtures"
+CHECKOUT_ORACLE = Path(__file__).resolve().parents[1] / "tests" / "oracle"
+DEFAULT_ORACLE = PACKAGED_ORACLE if PACKAGED_ORACLE.is_dir() else CHECKOUT_ORACLE
 SCHEMA = "jaxpr-oracle/1"
 # Each check's name is also the fixture key that holds JAX's results for it.
 ALL_CHECKS = ("out", "jvp", "vjp", "vmap", "grad", "hessian", "vmap_grad", "grad_grad")

@@ -17,7 +17,6 @@ from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.dtypes import float64
 from ir.typecheck import typecheck
 
-ORACLE = Path(__file__).resolve().parent.parent / "tests" / "oracle"
 _UNARY = ("sin", "cos", "exp", "tanh", "neg", "abs", "log1p")
 _BINARY = ("add", "sub", "mul", "max")
 _MATMUL = {"dimension_numbers": (([1], [0]), ([], [])), "precision": None, "preferred_element_type": float64,
@@ -80,7 +79,7 @@ def _run(name: str, closed: ClosedJaxpr, rules: str) -> dict:
 
 
 def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dict]:
-    from eval.oracle import load_fixtures, parse_case
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
     from rewrites.engine import optimize
 
     t0 = time.perf_counter()
@@ -90,7 +89,7 @@ def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dic
           f"{'costs':>8}{'extract':>8}{'decode':>8}{'e-nodes':>9}{'iter':>5} stop")
     rows = [_run(f"synthetic/{n}", synthetic_program(n), rules) for n in sizes]
     oracle_total = 0.0
-    for case in load_fixtures([ORACLE], ["programs"]):
+    for case in load_fixtures([DEFAULT_ORACLE], ["programs"]):
         rows.append(_run(case.id, parse_case(case), rules))
         oracle_total += rows[-1]["total_s"]
     for i in range(len(sizes) - 1):
@@ -136,11 +135,11 @@ def repeated(closed: ClosedJaxpr, copies: int) -> ClosedJaxpr:
 
 def jax_gradient(n_eqns: int, fixture: str = "program/mlp_tanh") -> ClosedJaxpr:
     """JAX's own gradient program of an oracle fixture (`grad.jaxpr`), repeated to about `n_eqns` equations."""
-    from eval.oracle import load_fixtures
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures
     from ir.text import parse_jaxpr
     from rewrites.engine import count_eqns
 
-    [case] = [c for c in load_fixtures([ORACLE], ["programs"]) if c.id == fixture]
+    [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == fixture]
     layer = parse_jaxpr(case.raw["grad"]["jaxpr"])
     return repeated(layer, max(1, round(n_eqns / (count_eqns(layer) + len(layer.jaxpr.invars)))))
 

@@ -10,7 +10,7 @@
     eqjax sample FILE|- [-k K] [--seed S] [optimize's options]
                                        up to K distinct equivalent programs from one saturated e-graph
     eqjax rules list [--set S] [--json]
-    eqjax rules semantics [--programs N] [--sets strict,default,fast] [--seed S] [--jobs J] [--json]
+    eqjax rules semantics [--programs N] [--sets strict,default,fast] [--family F] [--seed S] [--jobs J] [--json]
                                        random programs + fixtures optimized and compared, failures blamed on rules
     eqjax conformance PATH... [--check out,...] [--family F] [--optimize [--rules R]] [--json] [-v]
     eqjax grad FILE|- [--argnums 0,1]  the optimized gradient program of a scalar-output jaxpr
@@ -30,8 +30,10 @@
                                        measure this machine's latency profile (rewrites/latency); writes it
                                        to the user cache directory, where LatencyModel.for_backend finds it
 
-User mistakes (malformed or ill-typed text, an unsupported primitive) print one line naming the
-problem and exit with status 2; conformance failures exit with status 1.
+User mistakes (malformed or ill-typed text, an unsupported primitive, an option value that names nothing:
+that line lists the valid choices, transforms/cli_options.py) print one line naming the problem and exit
+with status 2; conformance failures exit with status 1. The fixtures read by default (eval.oracle.DEFAULT_ORACLE)
+are a checkout's tests/oracle/, or the copy an installed wheel carries.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from pathlib import Path
 
 from eval.oracle import DEFAULT_ORACLE
 from ir.errors import EqjaxError, clipped
+from transforms import cli_options
+from transforms.cli_options import UsageError
 
 
 def _read_text(path: str) -> str:
@@ -59,17 +63,21 @@ def cmd_conformance(args) -> int:
 
     checks = [c.strip() for c in args.check.split(",") if c.strip()]
     unknown = [c for c in checks if c not in ALL_CHECKS]
-    if unknown:
-        raise SystemExit(f"eqjax conformance: unknown check(s) {unknown}; choose from {', '.join(ALL_CHECKS)}")
-    families = [f for spec in args.family or [] for f in spec.split(",")]
-    cases = load_fixtures(args.paths or [DEFAULT_ORACLE], families)
+    if unknown or not checks:
+        raise UsageError(f"--check: unknown check(s) {', '.join(unknown) or '(none given)'}; choose from "
+                         f"{', '.join(ALL_CHECKS)}")
+    if args.optimize:
+        cli_options.check_rules(args.rules)
+    if not args.paths:
+        cli_options.require_oracle(DEFAULT_ORACLE, "name fixture files or directories: eqjax conformance PATH...")
+    cases = load_fixtures(args.paths or [DEFAULT_ORACLE], _families(args))
     prepare = None
     if args.optimize:
         from rewrites.engine import optimize
 
         def prepare(closed):
             return optimize(closed, rules=args.rules)[0]
-    outcomes = run_conformance(cases, checks, prepare)
+    outcomes = run_conformance(cases, checks, prepare) + _checks_without_data(cases, checks)
     table, counts = summarize(outcomes)
     if args.json:
         print(json.dumps({"summary": counts, "outcomes": [o.__dict__ for o in outcomes]}, indent=1))
@@ -79,6 +87,31 @@ def cmd_conformance(args) -> int:
                 print(f"{o.status.upper():8} {o.check:10} {o.case}: {o.reason}")
         print(table)
     return 1 if counts["failed"] else 0
+
+
+def _families(args) -> list[str]:
+    """--family, repeatable or comma-separated."""
+    return [f.strip() for spec in args.family or [] for f in spec.split(",") if f.strip()]
+
+
+def _checks_without_data(cases, checks) -> list:
+    """A check a case has no data for counts as skipped, with the reason: `--check grad` over the primitive
+    families reports their cases skipped rather than nothing at all."""
+    from eval.oracle import Outcome
+
+    program_only = {"grad", "hessian", "vmap_grad", "grad_grad"}
+    out = []
+    for case in cases:
+        for check in checks:
+            if check in case.raw:
+                continue
+            if check in program_only and case.family != "programs":
+                reason = f"no {check} data: the oracle records {check} for whole programs only (family programs)"
+            else:
+                reason = (f"no {check} data: JAX refuses that transform here, or the oracle records it only where it "
+                          "applies (tests/oracle/README.md)")
+            out.append(Outcome(case.id, case.family, check, "skipped", reason))
+    return out
 
 
 def _limits(args):
@@ -178,10 +211,10 @@ def cmd_derivative(args) -> int:
     options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops)
     floats = float_positions(closed.jaxpr.invars)
     if args.command == "grad":
-        argnums = [int(a) for a in args.argnums.split(",")] if args.argnums else [0]
-        out = closed.jaxpr.outvars[0].aval if closed.jaxpr.outvars else None
-        if len(closed.jaxpr.outvars) != 1 or out.shape != ():
-            raise SystemExit("eqjax grad: the program must have one scalar output")
+        outs = closed.jaxpr.outvars
+        if len(outs) != 1 or outs[0].aval.shape != ():
+            raise UsageError(f"the program must have one scalar output, not {', '.join(str(v.aval) for v in outs)}")
+        argnums = cli_options.parse_argnums(args.argnums, closed.jaxpr.invars)
         program, report = grad_program(closed, argnums, options=options)
     elif args.command == "jvp":
         program, report = jvp_program(closed, floats, options)
@@ -196,11 +229,11 @@ def _axes(text: str | None, n: int, what: str) -> list[int | None]:
     try:
         axes = [None if t.lower() == "none" else int(t) for t in items]
     except ValueError:
-        raise SystemExit(f"eqjax vmap: {what} must be comma-separated ints or None, got {text!r}") from None
+        raise UsageError(f"{what} must be comma-separated ints or None, got {text!r}") from None
     if len(axes) == 1:
         return axes * n
     if len(axes) != n:
-        raise SystemExit(f"eqjax vmap: {what} has {len(axes)} entries for {n} values")
+        raise UsageError(f"{what} has {len(axes)} entries for {n} values")
     return axes
 
 
@@ -220,6 +253,7 @@ def cmd_vmap(args) -> int:
 def cmd_rules(args) -> int:
     from rewrites.rulesets import rules_in_set
 
+    cli_options.check_rule_set(args.set, "--set", ("ad", "vmap"))
     if args.set == "ad":
         from transforms.ad.programs import ad_rules
 
@@ -269,7 +303,7 @@ def _pattern_rules(args) -> list:
     if args.names:
         unknown = sorted(set(args.names) - {p.name for p in patterns})
         if unknown:
-            raise SystemExit(f"eqjax rules verify: no rule named {', '.join(unknown)}")
+            raise UsageError(f"no rule named {', '.join(unknown)} (`eqjax rules list` names them)")
         patterns = [p for p in patterns if p.name in set(args.names)]
     return patterns
 
@@ -285,10 +319,12 @@ def cmd_rules_verify(args) -> int:
         from rewrites.verify.smt import require_solver
 
         if args.set != "algebra":
-            raise SystemExit("eqjax rules verify: --prove checks the algebraic rules (--set algebra)")
+            raise UsageError("--prove checks the algebraic rules (--set algebra)")
         if not prove > 0:
-            raise SystemExit(f"eqjax rules verify: --prove-timeout must be positive, got {prove:g}")
+            raise UsageError(f"--prove-timeout must be positive, got {prove:g}")
         require_solver()
+    if args.set in ("ad", "vmap"):
+        cli_options.require_oracle(DEFAULT_ORACLE, f"--set {args.set} checks its rules on the oracle's equations")
     if args.set == "ad":
         from transforms.ad.verify import verify_jvp_rules, verify_vjp_rules
 
@@ -327,6 +363,10 @@ def cmd_rules_effect(args) -> int:
     from rewrites.effect import corpus, format_effects, rule_effect
     from rewrites.rulecompile import load_rules
 
+    cli_options.check_rules(args.base, "--base")
+    cli_options.check_cost(args.cost)
+    if not args.programs:
+        cli_options.require_oracle(DEFAULT_ORACLE, "name the programs: --programs FILE|DIR")
     rules = load_rules(args.file)
     programs = corpus(args.programs)
     effects, skipped = rule_effect(rules, programs, base=args.base, cost=args.cost)
@@ -350,7 +390,11 @@ def cmd_rules_semantics(args) -> int:
     from rewrites.verify.semantics import run_semantics
 
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
-    cases = [] if args.no_fixtures else load_fixtures(args.fixtures or [DEFAULT_ORACLE])
+    for name in sets or [""]:
+        cli_options.check_rule_set(name, "--sets")
+    if not (args.fixtures or args.no_fixtures):
+        cli_options.require_oracle(DEFAULT_ORACLE, "name them: --fixtures DIR, or random programs only: --no-fixtures")
+    cases = [] if args.no_fixtures else load_fixtures(args.fixtures or [DEFAULT_ORACLE], _families(args))
     result = run_semantics(args.programs, sets, args.seed, cases, jobs=args.jobs)
     if args.json:
         print(json.dumps(result.as_dict(), indent=1))
@@ -427,6 +471,10 @@ def cmd_measure(args) -> int:
 def cmd_bench(args) -> int:
     from eval.bench import bench_eval
 
+    if args.what in ("optimizer", "grad", "vmap", "control"):
+        cli_options.check_rules(args.rules)
+    if args.what != "control" and not (args.what == "runtime" and args.suite == "large"):
+        cli_options.require_oracle(DEFAULT_ORACLE, "this benchmark times the oracle programs")
     if args.what == "eval":
         bench_eval(repeats=args.repeats)
     elif args.what == "grad":
@@ -443,6 +491,10 @@ def cmd_bench(args) -> int:
 
         bench_control(rules=args.rules)
     elif args.what == "runtime":
+        from eval.xla import EXTRA, BackendUnavailable, jax
+
+        if jax is None:  # the benchmark's baseline is jax.jit
+            raise BackendUnavailable(f"it times jax.jit beside eqjax and needs JAX, which is not installed: {EXTRA}")
         from transforms.bench_runtime import bench_runtime
 
         only = set(args.only.split(",")) if args.only else None
@@ -461,6 +513,7 @@ def cmd_calibrate(args) -> int:
     from rewrites.latency.calibrate import calibrate
     from rewrites.latency.profile import dumps, profile_filename, save_profile, user_profile_dir
 
+    cli_options.require_oracle(DEFAULT_ORACLE, "calibration probes the oracle's equations")
     start = time.perf_counter()
     primitives = [p.strip() for p in args.primitives.split(",") if p.strip()] if args.primitives else None
     profile = calibrate(args.backend, primitives, quick=args.quick, progress=not args.json)
@@ -621,7 +674,8 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--programs", type=int, default=2000, help="random programs (ir.strategies; default 2000)")
     rs.add_argument("--sets", default="strict,default,fast", help="comma-separated rule sets")
     rs.add_argument("--seed", type=int, default=0, help="the random programs' and inputs' seed")
-    rs.add_argument("--fixtures", action="append", help="fixture files or directories (default: tests/oracle)")
+    rs.add_argument("--fixtures", action="append", help=f"fixture files or directories (default {DEFAULT_ORACLE})")
+    rs.add_argument("--family", action="append", help="only these fixture families (repeatable, or comma-separated)")
     rs.add_argument("--no-fixtures", action="store_true", help="random programs only")
     rs.add_argument("--jobs", type=int, default=1, help="worker processes (the result does not depend on it)")
     rs.add_argument("--json", action="store_true", help="the counts, blamed rules, findings and errors as JSON")
@@ -676,10 +730,16 @@ def main(argv: list[str] | None = None) -> int:
     import runpy
 
     args = build_parser().parse_args(argv)
+    command = " ".join(filter(None, (args.command, getattr(args, "rules_command", None))))
     try:
+        if hasattr(args, "extractor"):  # the optimizer's options (_optimizer_args)
+            cli_options.check_optimizer_options(args)
         for path in getattr(args, "custom_rules", None) or []:
             runpy.run_path(path)
         return args.func(args)
+    except UsageError as e:  # a value that names nothing: one line with the valid choices
+        print(f"eqjax {command}: {clipped(str(e))}", file=sys.stderr)
+        return 2
     except EqjaxError as e:  # one line: the error's first line, cut short and with escapes shown
         print(f"eqjax {args.command}: {type(e).__name__}: {clipped(str(e).split(chr(10))[0])}", file=sys.stderr)
         return 2

@@ -86,3 +86,16 @@ def test_sample_prints_distinct_equivalent_programs_the_same_for_a_seed(tmp_path
         np.testing.assert_allclose(eval_jaxpr(parse_jaxpr(s["jaxpr"]), a, b)[0], want, rtol=1e-15)
     assert main(["sample", _file(tmp_path), "-k", "2"]) == 0
     assert capsys.readouterr().out.startswith("# sample 0:")
+
+
+def test_a_check_without_fixture_data_counts_as_skipped_with_the_reason(capsys):
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures
+
+    assert main(["conformance", "--family", "unary", "--check", "out,grad", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    cases = load_fixtures([DEFAULT_ORACLE], ["unary"])
+    grad = [o for o in out["outcomes"] if o["check"] == "grad"]
+    assert len(grad) == len(cases) and {o["status"] for o in grad} == {"skipped"}
+    assert all(o["reason"].startswith("no grad data: the oracle records grad for whole programs only") for o in grad)
+    assert out["summary"]["skipped"] == len(cases) + sum(o["status"] == "skipped" for o in out["outcomes"]
+                                                         if o["check"] == "out")

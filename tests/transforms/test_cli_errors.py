@@ -59,3 +59,76 @@ def test_negative_limits_are_usage_errors(tmp_path, capsys, option):
         main(["optimize", _file(tmp_path, GOOD), option, "-1"])
     assert info.value.code == 2
     assert "must be at least 0" in capsys.readouterr().err
+
+
+def _one_line_status_2(capsys, argv: list[str], *wanted: str) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for text in wanted:
+        assert text in err, err
+    return err
+
+
+OPTIMIZING_COMMANDS = ["optimize", "sample", "grad", "jvp", "vjp", "vmap"]
+
+
+@pytest.mark.parametrize("command", OPTIMIZING_COMMANDS)
+@pytest.mark.parametrize("option, value, choices", [
+    ("--rules", "bogus", "choose from strict, default, fast, none"),
+    ("--rules", "default,+no-such-rule", "bad rule spec item '+no-such-rule'"),
+    ("--cost", "bogus", "choose from ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH"),
+    ("--cost", "latency-nowhere", "choose from ops, flops"),
+    ("--extractor", "bogus", "choose from tree, greedy_dag, ilp"),
+])
+def test_an_unknown_option_value_lists_the_choices(tmp_path, capsys, command, option, value, choices):
+    err = _one_line_status_2(capsys, [command, _file(tmp_path, GOOD), option, value], choices)
+    assert err.startswith(f"eqjax {command}: {option}: ")
+
+
+SCALAR = (b"{ lambda ; a:f64[3] b:i32[] c:f64[]. let d:f64[3] = mul a c; "
+          b"e:f64[] = reduce_sum[axes=(0,) out_sharding=None] d in (e,) }")
+
+
+@pytest.mark.parametrize("argnums, problem", [
+    ("3", "3 is out of range for a program of 3 inputs"),
+    ("-4", "-4 is out of range"),
+    ("0,x", "'0,x' is not comma-separated input positions"),
+    ("1", "input 1 is i32[], which has no gradient"),
+])
+def test_a_bad_argnums_lists_the_differentiable_inputs(tmp_path, capsys, argnums, problem):
+    _one_line_status_2(capsys, ["grad", _file(tmp_path, SCALAR), "--argnums", argnums], problem,
+                       "choose from 0, 2 (negative positions count from the end)")
+
+
+def test_negative_argnums_count_from_the_end_as_in_jax(tmp_path, capsys):
+    path = _file(tmp_path, SCALAR)
+    assert main(["grad", path, "--argnums", "-1", "--json"]) == 0
+    last = json.loads(capsys.readouterr().out)["jaxpr"]
+    assert main(["grad", path, "--argnums", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["jaxpr"] == last
+
+
+@pytest.mark.parametrize("argv, choices", [
+    (["rules", "list", "--set", "bogus"], "choose from strict, default, fast, none, ad, vmap"),
+    (["rules", "semantics", "--sets", "strict,bogus", "--no-fixtures"], "choose from strict, default, fast, none"),
+    (["rules", "effect", "x.rules", "--base", "bogus"], "choose from strict, default, fast, none"),
+    (["bench", "optimizer", "--rules", "bogus"], "choose from strict, default, fast, none"),
+    (["conformance", "--check", "out,bogus"], "choose from out, jvp, vjp, vmap, grad, hessian, vmap_grad, grad_grad"),
+    (["conformance", "--optimize", "--rules", "bogus"], "choose from strict, default, fast, none"),
+])
+def test_unknown_set_and_check_names_list_the_choices(capsys, argv, choices):
+    _one_line_status_2(capsys, argv, choices)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["conformance"], "eqjax conformance PATH"),
+    (["rules", "semantics", "--programs", "1"], "--fixtures DIR"),
+    (["rules", "effect", "x.rules"], "--programs FILE|DIR"),
+    (["bench", "eval"], "oracle programs"),
+])
+def test_missing_default_fixtures_name_the_option_that_reads_others(tmp_path, monkeypatch, capsys, argv, option):
+    import transforms.cli
+
+    monkeypatch.setattr(transforms.cli, "DEFAULT_ORACLE", tmp_path / "nowhere")
+    _one_line_status_2(capsys, argv, "no oracle fixtures at", option)
