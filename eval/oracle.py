@@ -10,6 +10,7 @@ without the fixture key for a check (JAX refuses that transform) is not counted.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,8 +25,8 @@ from ir.dtypes import BY_NAME
 from ir.errors import EqjaxError, UnsupportedPrimitive
 
 # The JAX oracle fixtures: in a checkout the project's copy, tests/oracle/ (kept in sync with ../shared/oracle/);
-# in an installed wheel the copy its build made of them, eval/oracle_fixtures/ (setup.py).
-PACKAGED_ORACLE = Path(__file__).resolve().parent / "oracle_fixtures"
+# installed from a wheel, the copy it carries as data files, <prefix>/share/eqjax/oracle/ (pyproject.toml).
+PACKAGED_ORACLE = Path(sys.prefix) / "share" / "eqjax" / "oracle"
 CHECKOUT_ORACLE = Path(__file__).resolve().parents[1] / "tests" / "oracle"
 DEFAULT_ORACLE = PACKAGED_ORACLE if PACKAGED_ORACLE.is_dir() else CHECKOUT_ORACLE
 SCHEMA = "jaxpr-oracle/1"

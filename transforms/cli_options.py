@@ -80,8 +80,8 @@ def parse_argnums(text: str | None, invars) -> list[int]:
 
 
 def require_oracle(oracle, instead: str) -> None:
-    """The default fixtures must be there (a wheel ships them as eval/oracle_fixtures/, a checkout has
+    """The default fixtures must be there (a wheel installs them in <prefix>/share/eqjax/oracle/, a checkout has
     tests/oracle/); `instead` names the option that reads other fixtures."""
     if not oracle.is_dir():
-        raise UsageError(f"no oracle fixtures at {oracle} (a wheel ships them in eval/oracle_fixtures/, a checkout "
-                         f"has tests/oracle/); {instead}")
+        raise UsageError(f"no oracle fixtures at {oracle} (a wheel installs them in <prefix>/share/eqjax/oracle/, "
+                         f"a checkout has tests/oracle/); {instead}")
