@@ -166,7 +166,7 @@ for name, fn, doms, tol in [
         ("percentile", lambda x: jnp.percentile(x, 75.0), (N(7),), "f64"),
         ("histogram", lambda x: jnp.histogram(x, bins=4, range=(-2.0, 2.0))[0], (N(10),), "f64"),
         ("unique_size", lambda x: jnp.unique(x, size=4, fill_value=0), (I(8, lo=0, hi=4),), "f64")]:
-    case(NP, f"jnp.{name}", fn, *doms, tol=tol, tags=J)
+    case(NP, f"jax.numpy.{name}", fn, *doms, tol=tol, tags=J)
 
 # ---- jnp.linalg / jax.scipy.linalg ------------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ for name, fn, doms in [
         ("solve_triangular", lambda a, b: jsl.solve_triangular(jnp.tril(a) + 3 * jnp.eye(3), b, lower=True),
          (N(3, 3), N(3, 2))),
         ("lu_solve", lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), (WELL(3), N(3)))]:
-    case(LA, f"jnp.linalg.{name}", fn, *doms, tol="loose", tags=L)
+    case(LA, f"jax.numpy.linalg.{name}", fn, *doms, tol="loose", tags=L)
 
 
 def _sign_normalized(v):
