@@ -299,7 +299,7 @@ def _custom_jvp_call(rb: _Rebuilder, eqn: Eqn) -> Callable[..., list]:
             rule = registered()
             if rule is None:  # no rule registered: the body's own derivative, as eqjax's AD does
                 return jax.jvp(fun, primals, tangents)
-            outs = rule(*primals, *tangents)
+            outs = rule(*consts, *primals, *tangents)
             return tuple(outs[:n_out]), tuple(outs[n_out:])
 
         f = jax.custom_jvp(fun)

@@ -16,9 +16,10 @@ Rules are written with the tracing API (`ir.lax`, `ir.numpy`) and have JAX's sig
     bwd(residuals, cotangent_out) -> one cotangent per primal (None for zero)
 
 `primals` are the call's operands after its `num_consts` (arguments JAX treats as non-differentiable,
-`nondiff_argnums`, are not operands: close over them); an output is one array, or a tuple when the call
-has several results; residuals are any pytree of arrays. Each rule is traced into a jaxpr when AD meets
-the call (`jvp_program`, `fwd_program`, `bwd_program`), so AD and the algebra see ordinary equations.
+`nondiff_argnums`, are not operands: close over them; a JVP rule that calls the function again gets the
+consts from `call_consts()`); an output is one array, or a tuple when the call has several results;
+residuals are any pytree of arrays. Each rule is traced into a jaxpr when AD meets the call
+(`jvp_program`, `fwd_program`, `bwd_program`), so AD and the algebra see ordinary equations.
 `custom_jvp` and `custom_vjp` are JAX's decorators for the tracing API: calling the function stages out
 the call and registers its rules.
 """
@@ -105,6 +106,16 @@ def vjp_rules(eqn: Eqn) -> CustomVJP | None:
 # --- the rules as jaxprs --------------------------------------------------------------------------
 
 
+_CONSTS: list[tuple] = []  # the consts of the calls whose JVP rules are being traced, innermost last
+
+
+def call_consts() -> tuple:
+    """The consts of the call whose JVP rule is being traced (`jvp_program`): tracers, empty when it has none."""
+    if not _CONSTS:
+        raise RuntimeError("call_consts() is only defined while jvp_program traces a rule")
+    return _CONSTS[-1]
+
+
 def _primal_avals(eqn: Eqn) -> list[ShapedArray]:
     return [x.aval for x in eqn.invars[eqn.params.get("num_consts", 0):]]
 
@@ -127,15 +138,23 @@ def _check_avals(closed: ClosedJaxpr, positions: range, expected: list[ShapedArr
 
 
 def jvp_program(eqn: Eqn) -> ClosedJaxpr:
-    """The registered JVP rule of `eqn` as a jaxpr: (primals..., tangents...) -> (outs..., tangent outs...)."""
+    """The registered JVP rule of `eqn` as a jaxpr: (consts..., primals..., tangents...) -> (outs..., tangent
+    outs...). The rule sees the primals and tangents; the call's consts (the arrays its body closes over) are
+    `call_consts()` while it runs, for a rule that calls the function again (JAX's, `transforms.ad.jax_rules`)."""
     rule = jvp_rule(eqn)
     avals, n_out = _primal_avals(eqn), len(eqn.outvars)
+    const_avals = [x.aval for x in eqn.invars[:len(eqn.invars) - len(avals)]]
 
     def flat(*xs):
-        primal_out, tangent_out = rule(tuple(xs[:len(avals)]), tuple(xs[len(avals):]))
+        consts, xs = xs[:len(const_avals)], xs[len(const_avals):]
+        _CONSTS.append(consts)
+        try:
+            primal_out, tangent_out = rule(tuple(xs[:len(avals)]), tuple(xs[len(avals):]))
+        finally:
+            _CONSTS.pop()
         return _leaves(primal_out, n_out, "primal output", eqn) + _leaves(tangent_out, n_out, "tangent output", eqn)
 
-    closed, _ = trace_flat(flat, avals + avals)
+    closed, _ = trace_flat(flat, const_avals + avals + avals)
     outs = [v.aval for v in eqn.outvars]
     _check_avals(closed, range(n_out, 2 * n_out), outs, "tangent output", eqn)
     return closed

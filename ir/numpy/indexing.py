@@ -96,6 +96,12 @@ def getitem(arr, idx):
         (a, b) == (0, d) for a, b, d in zip(starts, limits, s, strict=True))
     if not trivial:
         result = lax.slice(arr, starts, limits, None if builtins.all(st == 1 for st in strides) else strides)
+    return _reverse_squeeze_expand(result, rev_axes, squeeze_axes, newaxis)
+
+
+def _reverse_squeeze_expand(result, rev_axes, squeeze_axes, newaxis):
+    """A sliced result with its negative-step axes reversed, its integer-indexed axes dropped and its `None`
+    axes added, in that order (as JAX's `_rewriting_take` does)."""
     if rev_axes:
         result = lax.rev(result, rev_axes)
     if squeeze_axes:
@@ -135,13 +141,7 @@ def _dynamic_getitem(arr, idx: tuple, s: tuple[int, ...]):
         starts = [_convert(i, int32) if not isinstance(i, Tracer) else lax.convert_element_type(i, int32)
                   for i in starts]
     result = lax.dynamic_slice(arr, starts, sizes)
-    if rev_axes:
-        result = lax.rev(result, rev_axes)
-    if squeeze_axes:
-        result = lax.squeeze(result, squeeze_axes)
-    if newaxis:
-        result = lax.expand_dims(result, newaxis)
-    return result
+    return _reverse_squeeze_expand(result, rev_axes, squeeze_axes, newaxis)
 
 
 # --- integer-array indices: gather and scatter ------------------------------------------------------

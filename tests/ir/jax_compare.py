@@ -1,4 +1,4 @@
-"""Structural equality of two ir programs, for comparing the live JAX route with the text route."""
+"""Structural equality of two ir programs, for comparing the live JAX route with the text route; flax parameters."""
 
 from __future__ import annotations
 
@@ -112,3 +112,12 @@ class _Compare:
 
 
 __all__ = ["difference", "DropVar"]
+
+
+def random_params(model, x):
+    """Parameters of a flax model as NumPy arrays of its shapes: `model.init` would compile XLA code (seconds)."""
+    import jax
+
+    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), x)
+    rng = np.random.default_rng(1)
+    return jax.tree_util.tree_map(lambda s: rng.normal(size=s.shape) / np.sqrt(s.shape[0]), shapes)

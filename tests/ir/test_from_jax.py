@@ -26,7 +26,7 @@ from eval.oracle import load_fixtures, parse_case
 from ir.core import ClosedJaxpr
 from ir.errors import UnsupportedPrimitive
 from ir.text import parse_jaxpr
-from tests.ir.jax_compare import difference
+from tests.ir.jax_compare import difference, random_params
 from tests.oracle_paths import ORACLE
 
 jax = pytest.importorskip("jax", reason="live JAX in needs the jax extra (installed by the dev extra)")
@@ -96,13 +96,6 @@ def _clip_gradient(x):
 
 
 _clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
-
-
-def random_params(model, x):
-    """Parameters of a flax model as NumPy arrays of its shapes: `model.init` would compile XLA code (seconds)."""
-    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), x)
-    rng = np.random.default_rng(1)
-    return jax.tree_util.tree_map(lambda s: rng.normal(size=s.shape) / np.sqrt(s.shape[0]), shapes)
 
 
 def _flax_mlp():

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rewrites.engine import Limits
+from tests.ir.jax_compare import random_params
 from tests.profile import NIGHTLY
 from transforms import grad, hessian, jacfwd, jacrev, jit, jvp, value_and_grad, vmap
 
@@ -39,13 +40,6 @@ def close(got, want, rtol=1e-10, atol=1e-12):
 
 def as_numpy(tree):
     return jax.tree_util.tree_map(np.asarray, tree)
-
-
-def random_params(model, x):
-    """Parameters of a flax model as NumPy arrays of its shapes: `model.init` would compile XLA code (seconds)."""
-    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), x)
-    rng = np.random.default_rng(1)
-    return jax.tree_util.tree_map(lambda s: rng.normal(size=s.shape) / np.sqrt(s.shape[0]), shapes)
 
 
 def test_flax_mlp_loss_is_optimized_differentiated_and_batched():

@@ -52,7 +52,8 @@ def custom_jvp_jvp(builder, eqn: Eqn, tans: list) -> list:
     primals = _split(eqn, [t is not None for t in tans])
     k = len(eqn.invars) - len(primals)
     dots = [Term.of(t) if t is not None else _zero(builder, x.aval) for x, t in zip(primals, tans[k:], strict=True)]
-    outs, _ = inline_body(builder, custom_rules.jvp_program(eqn), _terms(builder, primals) + dots)
+    consts = _terms(builder, eqn.invars[:k])
+    outs, _ = inline_body(builder, custom_rules.jvp_program(eqn), consts + _terms(builder, primals) + dots)
     n = len(eqn.outvars)
     return [o if differentiable(v.aval) else None for v, o in zip(eqn.outvars, outs[n:], strict=True)]
 
@@ -62,12 +63,12 @@ def custom_jvp_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     k, n = len(eqn.invars) - len(primals), len(eqn.outvars)
     program = custom_rules.jvp_program(eqn)
     zeros = [_zero(builder, x.aval) for x in primals]
-    _, sub = inline_body(builder, program, _terms(builder, primals) + zeros)
+    _, sub = inline_body(builder, program, _terms(builder, eqn.invars[:k]) + _terms(builder, primals) + zeros)
     seeds: dict[int, list] = {}
     for v, ct in zip(program.jaxpr.outvars[n:], cts, strict=True):
         if ct is not None and isinstance(v, Var):
             seeds.setdefault(id(v), []).append(ct)
-    tangent_in = program.jaxpr.invars[len(primals):]
+    tangent_in = program.jaxpr.invars[k + len(primals):]
     got = sub.backward(program.jaxpr, tangent_in, seeds)
     return [None] * k + [got[id(t)] if active[k + i] else None for i, t in enumerate(tangent_in)]
 

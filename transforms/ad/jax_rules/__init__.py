@@ -87,13 +87,10 @@ def unwritten_rules() -> dict[tuple[str, str], str]:
 def call_again(eqn: Eqn, *primals):
     """The call `eqn` on `primals`, staged as the same `custom_jvp_call` (JAX's rules call the function
     itself for the primal output). One output, or a tuple when the call has several."""
+    from ir.custom_rules import call_consts
     from ir.tracing import bind
 
-    if eqn.params.get("num_consts", 0):
-        raise UnsupportedPrimitive(eqn.primitive, f"JAX's custom JVP rule {eqn.params.get('jvp')} (of "
-                                   f"{eqn.params.get('name')}) on a call with closed-over consts, which a rule does "
-                                   "not see", "transforms/ad/jax_rules")
-    outs = bind(eqn.primitive, *primals, **eqn.params)
+    outs = bind(eqn.primitive, *call_consts(), *primals, **eqn.params)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -112,15 +112,43 @@ def _zeta_jvp(eqn: Eqn, primals, tangents):
     return value, tangent
 
 
-_CONSTS = ("its body closes over arrays (num_consts > 0) that the rule needs to call the function again, and "
-           "a rule sees only the operands after them")
-# The rules are one line each (erfcx: g (2 x ans - 2/sqrt(pi)); dawsn: g (1 - 2 x ans); wofz: g (-2 z ans +
-# 2i/sqrt(pi))) but need ans, the function called again, whose body needs its consts (coefficient tables).
-unwritten("_erfcx", "jvp", _CONSTS)
-unwritten("_dawsn", "jvp", _CONSTS)
-unwritten("_wofz", "jvp", _CONSTS)
-unwritten("_owens_t_impl", "_owens_t_jvp", _CONSTS)
-unwritten("fresnel", "_fresnel_jvp", _CONSTS)
+# The functions below close over coefficient tables (their calls have num_consts > 0): `call_again` stages
+# the call with them (`ir.custom_rules.call_consts`).
+jax_rule("_erfcx", "jvp")(defjvps(lambda g, ans, x: g * (2 * x * ans - 2 / np.sqrt(np.pi))))
+jax_rule("_dawsn", "jvp")(defjvps(lambda g, ans, x: g * (1 - 2 * x * ans)))
+jax_rule("_wofz", "jvp")(defjvps(lambda g, ans, z: g * (-2 * z * ans + lax.complex(
+    jnp.zeros_like(lax.real(z)), jnp.full_like(lax.real(z), 2 / np.sqrt(np.pi))))))
+
+
+@jax_rule("_owens_t_impl", "_owens_t_jvp")
+def _owens_t_jvp(eqn: Eqn, primals, tangents):
+    """dT/dh = -exp(-h^2/2) erf(a h / sqrt 2) / (2 sqrt(2 pi)); dT/da = exp(-(a^2 + 1) h^2 / 2) / (2 pi (a^2 + 1))."""
+    (h, a), (dh, da) = primals, tangents
+    result = call_again(eqn, h, a)
+    dout_dh = -lax.exp(-0.5 * lax.square(h)) * lax.erf(a * h / np.sqrt(2)) / (2.0 * np.sqrt(2.0 * np.pi))
+    dout_da = lax.exp(-0.5 * (lax.square(a) + 1.0) * lax.square(h)) / (2.0 * np.pi * (lax.square(a) + 1.0))
+    return result, dout_dh * dh + dout_da * da
+
+
+@jax_rule("fresnel", "_fresnel_jvp")
+def _fresnel_jvp(eqn: Eqn, primals, tangents):
+    """(S, C)' = (sin, cos)(pi x^2 / 2), evaluated as JAX's `sincospisquaredhalf` does (exactly at large x)."""
+    (x,), (x_dot,) = primals, tangents
+    result = call_again(eqn, x)
+    sinpi, cospi = _sincospisquaredhalf(x)
+    return result, (sinpi * x_dot, cospi * x_dot)
+
+
+def _sincospisquaredhalf(x):
+    x = jnp.abs(x)
+    s = jnp.fmod(x, 2.0)
+    r = jnp.fmod(s * (x - s / 2), 2.0)
+    sinpi = jnp.where(r < 0.5, jnp.sin(np.pi * r),
+                      jnp.where(r > 1.5, jnp.sin(np.pi * (r - 2.0)), -jnp.sin(np.pi * (r - 1.0))))
+    cospi = jnp.where(r == 0.5, 0.0, jnp.where(r < 1.0, -jnp.sin(np.pi * (r - 0.5)), jnp.sin(np.pi * (r - 1.5))))
+    return sinpi, cospi
+
+
 unwritten("expn", "expn_jvp", "the order n is a nondiff argument (a const of the call, or folded into its body) "
           "and the rule calls expn(n - 1, x)")
 unwritten("hyp1f1", "jvp", "its derivatives are further hypergeometric series, not written here")
