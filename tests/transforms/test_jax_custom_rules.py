@@ -213,8 +213,8 @@ def test_forward_mode_agrees_with_jax(row: Row):
 # module's kinds (elementwise, two operands, staged Maclaurin calls, a series, the linear-algebra solves);
 # every row nightly.
 CI_REVERSE = {"relu/jvp", "logaddexp/_logaddexp_jvp", "xlog1py/_xlog1py_jvp", "_sinc_maclaurin/_sinc_maclaurin_jvp",
-              "log_ndtr/_log_ndtr_jvp", "poch/jvp", "expi/expi_jvp", "_slogdet_lu/_slogdet_jvp", "_det/_det_jvp",
-              "_pinv/_pinv_jvp"}
+              "log_ndtr/_log_ndtr_jvp", "poch/jvp", "expn/expn_jvp", "expi/expi_jvp", "_slogdet_lu/_slogdet_jvp",
+              "_det/_det_jvp", "_pinv/_pinv_jvp"}
 REVERSE_ROWS = ROWS if NIGHTLY else [r for r in ROWS if r.id in CI_REVERSE]
 
 
@@ -250,6 +250,21 @@ def test_second_derivative_agrees_with_jax(row: Row):
     first, _ = grad_program(parse_jaxpr(text), [0])
     second, _ = grad_program(make_jaxpr(lambda x: inp.sum(bind_jaxpr(first, x)[0]))(*row.args), [0])
     np.testing.assert_allclose(eval_jaxpr(second, *row.args)[0], np.asarray(want), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_traced", [False, True], ids=["n_folded", "n_const"])
+def test_expn_second_derivative_is_the_order_two_below(n_traced: bool):
+    """E_n'' = E_{n-2}: expn's rule calls expn(n - 1, x), whose rule calls expn(n - 2, x). JAX's own second
+    derivative of expn raises (its jitted rule meets n as a tracer), so JAX's E_1 is the reference."""
+    n, x = _s(3.0), _s(0.7)
+    with jax.enable_x64(True):
+        closed = parse_jaxpr(str(jax.make_jaxpr(jss.expn if n_traced else lambda x: jss.expn(3, x))(
+            *((n, x) if n_traced else (x,)))))
+        want = jss.expn(1, x)
+    args = (n, x) if n_traced else (x,)
+    first, _ = grad_program(closed, [len(args) - 1])
+    second, _ = grad_program(make_jaxpr(lambda *xs: bind_jaxpr(first, *xs)[0])(*args), [len(args) - 1])
+    np.testing.assert_allclose(eval_jaxpr(second, *args)[0], np.asarray(want), rtol=1e-10)
 
 
 # --- the rules JAX prints that are not written: a typed error naming them -------------------------------------
