@@ -267,6 +267,22 @@ def test_expn_second_derivative_is_the_order_two_below(n_traced: bool):
     np.testing.assert_allclose(eval_jaxpr(second, *args)[0], np.asarray(want), rtol=1e-10)
 
 
+@pytest.mark.parametrize("call", ["hyp1f1", "hyp2f1"])
+def test_hypergeometric_series_stop_per_element(call: str):
+    """The a, b (c) derivative series on arrays, which JAX sums per element (under jnp.vectorize). JAX's
+    programs of arrays are not read yet (their `while` has a batched predicate), so the call is eqjax's
+    stand-in, with x's tangent 0 (its d/dx calls the stand-in body); the elements need few and many terms."""
+    a, b, c, x = _a(0.5, 2.0, 0.1), _a(1.5, 3.0, 1.2), _a(2.5, 4.0, 3.0), _a(0.01, 0.3, -0.8)
+    args = (a, b, x) if call == "hyp1f1" else (a, b, c, x)
+    closed = make_jaxpr(lambda *xs: jax_rules.stage_call(call, "jvp", lambda *vs: sum(vs), *xs))(*args)
+    tangents = tuple(_a(0.6, 0.8, 1.1) for _ in args[:-1]) + (np.zeros(3),)
+    program, _ = jvp_program(closed, list(range(len(args))))
+    got = eval_jaxpr(program, *args, *tangents)[1]
+    with jax.enable_x64(True):
+        _, want = jax.jvp(getattr(jss, call), args, tangents)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-10, atol=1e-12)
+
+
 # --- the rules JAX prints that are not written: a typed error naming them -------------------------------------
 
 def test_a_rule_not_written_raises_naming_it(monkeypatch):
