@@ -10,8 +10,9 @@ import numpy as np
 from ir import lax
 from ir import numpy as jnp
 from ir.core import ClosedJaxpr, Eqn, ShapedArray
+from ir.errors import UnsupportedPrimitive
 from ir.tracing import aval_of, bind_jaxpr, make_jaxpr
-from transforms.ad.jax_rules import call_again, defjvps, jax_rule, unwritten
+from transforms.ad.jax_rules import call_again, defjvps, jax_rule
 from transforms.ad.jax_rules.numpy import sinc
 
 
@@ -149,7 +150,115 @@ def _sincospisquaredhalf(x):
     return sinpi, cospi
 
 
-unwritten("expn", "expn_jvp", "the order n is a nondiff argument (a const of the call, or folded into its body) "
-          "and the rule calls expn(n - 1, x)")
-unwritten("hyp1f1", "jvp", "its derivatives are further hypergeometric series, not written here")
-unwritten("hyp2f1", "jvp", "its derivatives are further hypergeometric series, not written here")
+# --- expn: the order n is a nondiff argument; the rule is -E_{n-1}(x) dx -------------------------------------
+
+
+@jax_rule("expn", "expn_jvp")
+def expn_jvp(eqn: Eqn, primals, tangents):
+    """JAX's rule calls `expn(n - 1, x)`, the same call on order n - 1; its rule is this one again."""
+    (x,), (x_dot,) = primals, tangents
+    return call_again(eqn, x), -x_dot * _expn_order_minus_one(eqn, x)
+
+
+def _expn_order_minus_one(eqn: Eqn, x):
+    """The call on order n - 1. A traced n is the call's one const; a Python int n is folded into the body,
+    where it is the first operand of the first equation (JAX's `jit(expn)`, or once AD has inlined that
+    jit, expn's conversion of n to floating point): the body is replayed with that literal minus 1."""
+    from ir.core import Literal
+    from ir.custom_rules import call_consts
+    from ir.tracing import bind, hoist_consts, trace_flat
+
+    consts, body = call_consts(), eqn.params["call_jaxpr"]
+    if len(consts) == 1:
+        return bind(eqn.primitive, consts[0] - 1, x, **eqn.params)[0]
+    first = body.jaxpr.eqns[0] if body.jaxpr.eqns else None
+    order = first.invars[0] if first is not None and first.invars else None
+    if consts or not (isinstance(order, Literal) and np.issubdtype(np.asarray(order.value).dtype, np.integer)):
+        raise UnsupportedPrimitive(eqn.primitive, "JAX's custom JVP rule expn_jvp (of expn): the order n is "
+                                   "neither the call's one const nor an integer folded into its body",
+                                   "transforms/ad/jax_rules")
+    minus_one = np.asarray(order.value - 1, dtype=np.asarray(order.value).dtype)
+
+    def decremented(x):
+        return _replay(body, (x,), {id(first): lambda _: minus_one})
+
+    closed, _ = trace_flat(decremented, [aval_of(x)])
+    new_body, extra = hoist_consts(closed)
+    return bind(eqn.primitive, *extra, x, **{**eqn.params, "call_jaxpr": new_body, "num_consts": len(extra)})[0]
+
+
+def _replay(closed: ClosedJaxpr, args, first_operand_of: dict):
+    """`bind_jaxpr(closed, *args)`, with the first operand of the equations in `first_operand_of` (by id)
+    mapped through the function given there."""
+    from ir.core import Literal, Var
+    from ir.primitives import get_primitive
+    from ir.tracing import bind
+
+    jaxpr = closed.jaxpr
+    env = {id(v): c for v, c in zip(jaxpr.constvars, closed.consts, strict=True)}
+    env.update({id(v): a for v, a in zip(jaxpr.invars, args, strict=True)})
+
+    def read(a):
+        return a if isinstance(a, Literal) else env[id(a)]
+
+    for e in jaxpr.eqns:
+        ins = [read(a) for a in e.invars]
+        if id(e) in first_operand_of:
+            ins[0] = first_operand_of[id(e)](ins[0])
+        outs = bind(e.primitive, *ins, **e.params)
+        outs = outs if get_primitive(e.primitive).multiple_results else [outs]
+        env.update({id(v): o for v, o in zip(e.outvars, outs, strict=True) if isinstance(v, Var)})
+    return [read(a) for a in jaxpr.outvars]
+
+
+# --- hyp1f1 / hyp2f1: JAX's derivatives in a, b, c are series (while loops); in x, the function again ----
+
+
+def _series(x, first_term, term_ratio, weight):
+    """sum_{k >= 1} term_k weight(k), term_1 = first_term, term_{k+1} = term_k term_ratio(k), stopped as JAX's
+    loops are (k < 250 and |term| / |sum| > eps), each element on its own: JAX's loops run under
+    `jnp.vectorize`, so an element stops when its own condition fails (here: the loop runs while any does,
+    and leaves the finished elements as they are)."""
+    eps = float(np.finfo(np.dtype(str(x.dtype))).eps)
+
+    def going(state):
+        serie, k, term = state
+        return (k < 250) & (lax.abs(term) / lax.abs(serie) > eps)
+
+    def body(state):
+        serie, k, term = state
+        keep = going(state)
+        new = (serie + term * weight(k), k + 1, term * term_ratio(k))
+        return tuple(jnp.where(keep, n, o) for n, o in zip(new, state, strict=True))
+
+    init = (jnp.zeros_like(x), jnp.ones_like(x), first_term)
+    return lax.while_loop(lambda state: jnp.any(going(state)), body, init)[0]
+
+
+def _hyp1f1_series(a, b, x, weight):
+    return _series(x, a / b * x, lambda k: (a + k) / (b + k) * x / (k + 1), weight)
+
+
+@jax_rule("hyp1f1", "jvp")
+def _hyp1f1_jvp(eqn: Eqn, primals, tangents):
+    """JAX's `defjvps`: d/da and d/db are series; d/dx = a / b 1F1(a + 1, b + 1, x), the call again."""
+    (a, b, x), (a_dot, b_dot, x_dot) = primals, tangents
+    d_a = _hyp1f1_series(a, b, x, lambda k: lax.digamma(a + k) - lax.digamma(a))
+    d_b = _hyp1f1_series(a, b, x, lambda k: lax.digamma(b) - lax.digamma(b + k))
+    d_x = a / b * call_again(eqn, a + 1, b + 1, x)
+    return call_again(eqn, a, b, x), d_a * a_dot + d_b * b_dot + d_x * x_dot
+
+
+def _hyp2f1_series(a, b, c, x, weight):
+    return _series(x, a * b / c * x, lambda k: (a + k) * (b + k) / (c + k) / (k + 1) * x, weight)
+
+
+@jax_rule("hyp2f1", "jvp")
+def _hyp2f1_jvp(eqn: Eqn, primals, tangents):
+    """d/da, d/db, d/dc are series; d/dx = a b / c 2F1(a + 1, b + 1, c + 1, x), the call again."""
+    (a, b, c, x), (a_dot, b_dot, c_dot, x_dot) = primals, tangents
+    d_a = _hyp2f1_series(a, b, c, x, lambda k: lax.digamma(a + k) - lax.digamma(a))
+    d_b = _hyp2f1_series(a, b, c, x, lambda k: lax.digamma(b + k) - lax.digamma(b))
+    d_c = _hyp2f1_series(a, b, c, x, lambda k: lax.digamma(c) - lax.digamma(c + k))
+    d_x = a * b / c * call_again(eqn, a + 1, b + 1, c + 1, x)
+    return call_again(eqn, a, b, c, x), d_a * a_dot + d_b * b_dot + d_c * c_dot + d_x * x_dot
