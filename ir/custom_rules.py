@@ -143,7 +143,7 @@ def jvp_program(eqn: Eqn) -> ClosedJaxpr:
     `call_consts()` while it runs, for a rule that calls the function again (JAX's, `transforms.ad.jax_rules`)."""
     rule = jvp_rule(eqn)
     avals, n_out = _primal_avals(eqn), len(eqn.outvars)
-    const_avals = [x.aval for x in eqn.invars[:len(eqn.invars) - len(avals)]]
+    const_avals = [x.aval for x in eqn.invars[:eqn.params.get("num_consts", 0)]]
 
     def flat(*xs):
         consts, xs = xs[:len(const_avals)], xs[len(const_avals):]

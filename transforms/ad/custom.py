@@ -52,8 +52,7 @@ def custom_jvp_jvp(builder, eqn: Eqn, tans: list) -> list:
     primals = _split(eqn, [t is not None for t in tans])
     k = len(eqn.invars) - len(primals)
     dots = [Term.of(t) if t is not None else _zero(builder, x.aval) for x, t in zip(primals, tans[k:], strict=True)]
-    consts = _terms(builder, eqn.invars[:k])
-    outs, _ = inline_body(builder, custom_rules.jvp_program(eqn), consts + _terms(builder, primals) + dots)
+    outs, _ = inline_body(builder, custom_rules.jvp_program(eqn), _terms(builder, eqn.invars) + dots)  # consts first
     n = len(eqn.outvars)
     return [o if differentiable(v.aval) else None for v, o in zip(eqn.outvars, outs[n:], strict=True)]
 
@@ -63,7 +62,7 @@ def custom_jvp_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     k, n = len(eqn.invars) - len(primals), len(eqn.outvars)
     program = custom_rules.jvp_program(eqn)
     zeros = [_zero(builder, x.aval) for x in primals]
-    _, sub = inline_body(builder, program, _terms(builder, eqn.invars[:k]) + _terms(builder, primals) + zeros)
+    _, sub = inline_body(builder, program, _terms(builder, eqn.invars) + zeros)  # consts, primals, tangents
     seeds: dict[int, list] = {}
     for v, ct in zip(program.jaxpr.outvars[n:], cts, strict=True):
         if ct is not None and isinstance(v, Var):
