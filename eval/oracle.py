@@ -52,6 +52,33 @@ def decode_array(d: dict | None) -> np.ndarray | None:
     return np.array(vals, dtype=dt).reshape(d["shape"])
 
 
+def encode_array(a) -> dict | None:
+    """A NumPy array as a fixture ARRAY object, the inverse of `decode_array` (floats as Python floats,
+    non-finite ones as "nan", "inf", "-inf"; complex numbers as [re, im]); None stays None."""
+    if a is None:
+        return None
+    a = np.asarray(a)
+    flat = a.reshape(-1)
+    if a.dtype.kind == "c":
+        data = [[_json_float(v.real), _json_float(v.imag)] for v in flat]
+    elif a.dtype.kind in "fV":  # ml_dtypes' floats (bfloat16, ...) are of kind V
+        data = [_json_float(v) for v in flat]
+    elif a.dtype.kind == "b":
+        data = [bool(v) for v in flat]
+    else:
+        data = [int(v) for v in flat]
+    return {"dtype": a.dtype.name, "shape": list(a.shape), "data": data}
+
+
+def _json_float(x) -> float | str:
+    x = float(x)
+    if np.isnan(x):
+        return "nan"
+    if np.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
 @dataclass
 class Case:
     id: str

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.oracle import Case, decode_array, load_fixtures, mismatch, parse_case
+from eval.oracle import Case, decode_array, encode_array, load_fixtures, mismatch, parse_case
 from eval.xla import to_jax
 from tests.oracle_paths import ORACLE
 
@@ -44,27 +44,6 @@ DERIVATIVES = ("grad", "hessian", "grad_grad")
 # differentiates a custom_jvp_call / custom_vjp_call with the rule registered under its name.
 CUSTOM_RULES = Path(__file__).resolve().parents[1] / "oracle_custom_rules.py"
 EXTRA_TOL = 1e-9  # the oracle's `loose` class, as for its programs
-
-
-def encode_array(x) -> dict:
-    """An array in the oracle's ARRAY format (floats as the repr of a Python float, non-finite as strings)."""
-    a = np.asarray(x)
-    if a.dtype.kind == "f":
-        data = [_float(v) for v in a.astype(np.float64).ravel()]
-    elif a.dtype.kind == "c":
-        data = [[_float(v.real), _float(v.imag)] for v in a.astype(np.complex128).ravel()]
-    else:
-        data = a.ravel().tolist()
-    return {"dtype": a.dtype.name, "shape": list(a.shape), "data": data}
-
-
-def _float(v) -> float | str:
-    v = float(v)
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
 
 
 # --- programs written with jax.numpy -------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import zlib
 from collections.abc import Callable, Sequence
@@ -25,6 +24,9 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout's eval, for the fixture format
+from eval.oracle import encode_array  # noqa: E402
 
 SCHEMA = "jaxpr-oracle/1"
 SEED = 20261127
@@ -152,32 +154,6 @@ def program(family: str, name: str, fn: Callable, *args: Domain, **kw) -> Spec:
 
 # ---- encoding -------------------------------------------------------------------------------------------------
 
-def _real(x) -> float | str:
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
-
-
-def encode(a) -> dict | None:
-    if a is None:
-        return None
-    a = np.asarray(a)
-    name = a.dtype.name
-    flat = a.reshape(-1)
-    if a.dtype.kind == "c":
-        data = [[_real(v.real), _real(v.imag)] for v in flat]
-    elif a.dtype.kind == "f" or name == "bfloat16":
-        data = [_real(v) for v in flat]
-    elif a.dtype.kind == "b":
-        data = [bool(v) for v in flat]
-    else:
-        data = [int(v) for v in flat]
-    return {"dtype": name, "shape": list(a.shape), "data": data}
-
-
 def is_float(a) -> bool:
     dt = np.asarray(a).dtype
     return dt.kind in "fc" or dt.name == "bfloat16"
@@ -264,9 +240,9 @@ def record(spec: Spec) -> dict:
     tags = sorted(f"primitive:{p}" for p in prims) + list(spec.tags) + [f"dtype:{d}" for d in dtypes]
     result: dict = {"id": spec.id, "tags": tags, "jaxpr": text}
     if closed.consts:
-        result["consts"] = [encode(c) for c in closed.consts]
-    result["args"] = [encode(a) for a in args]
-    result["out"] = [encode(o) for o in outs]
+        result["consts"] = [encode_array(c) for c in closed.consts]
+    result["args"] = [encode_array(a) for a in args]
+    result["out"] = [encode_array(o) for o in outs]
     refused: list[str] = []
 
     def attempt(key: str, compute: Callable[[], dict]) -> None:
@@ -281,8 +257,8 @@ def record(spec: Spec) -> dict:
             full = [next(it) if fl else _float0(a) for a, fl in zip(args, fin, strict=True)]
             return jax.jvp(f, tuple(primals), tuple(full))[1]
         got = _leaves(jax.jit(run)(args, [t for t in tangents if t is not None]))
-        return {"tangents": [encode(t) for t in tangents],
-                "out_tangents": [encode(g) if fl else None for g, fl in zip(got, fout, strict=True)]}
+        return {"tangents": [encode_array(t) for t in tangents],
+                "out_tangents": [encode_array(g) if fl else None for g, fl in zip(got, fout, strict=True)]}
 
     def vjp() -> dict:
         def run(primals, float_cts):
@@ -291,12 +267,12 @@ def record(spec: Spec) -> dict:
             _, pullback = jax.vjp(f, *primals)
             return pullback(jax.tree_util.tree_unflatten(out_tree, full))
         got = list(jax.jit(run)(args, [c for c in cotangents if c is not None]))
-        return {"cotangents": [encode(c) for c in cotangents],
-                "arg_cotangents": [encode(g) if fl else None for g, fl in zip(got, fin, strict=True)]}
+        return {"cotangents": [encode_array(c) for c in cotangents],
+                "arg_cotangents": [encode_array(g) if fl else None for g, fl in zip(got, fin, strict=True)]}
 
     def vmap() -> dict:
         got = _leaves(jax.jit(jax.vmap(f, in_axes=tuple(axes)))(*vmap_args))
-        return {"in_axes": axes, "args": [encode(a) for a in vmap_args], "out": [encode(o) for o in got]}
+        return {"in_axes": axes, "args": [encode_array(a) for a in vmap_args], "out": [encode_array(o) for o in got]}
 
     for key, compute in (("jvp", jvp), ("vjp", vjp), ("vmap", vmap)):
         if key in spec.transforms:
@@ -322,26 +298,26 @@ def _record_program(spec: Spec, args, vg_args, fin, result: dict, attempt) -> No
     def grad() -> dict:
         got = _leaves(jax.jit(jax.grad(f, argnums=argnums))(*args))
         closed = jax.make_jaxpr(jax.grad(f, argnums=argnums))(*args)
-        d = {"argnums": list(argnums), "out": [encode(g) for g in got], "jaxpr": str(closed)}
+        d = {"argnums": list(argnums), "out": [encode_array(g) for g in got], "jaxpr": str(closed)}
         if closed.consts:
-            d["consts"] = [encode(c) for c in closed.consts]
+            d["consts"] = [encode_array(c) for c in closed.consts]
         return d
 
     def hessian() -> dict:
-        return {"argnum": 0, "out": encode(jax.jit(jax.hessian(f, argnums=0))(*args))}
+        return {"argnum": 0, "out": encode_array(jax.jit(jax.hessian(f, argnums=0))(*args))}
 
     def vmap_grad() -> dict:
         axes = [0] + [None] * (len(args) - 1)
         got = _leaves(jax.jit(jax.vmap(jax.grad(f, argnums=argnums), in_axes=tuple(axes)))(*vg_args))
-        return {"argnums": list(argnums), "in_axes": axes, "args": [encode(a) for a in vg_args],
-                "out": [encode(g) for g in got]}
+        return {"argnums": list(argnums), "in_axes": axes, "args": [encode_array(a) for a in vg_args],
+                "out": [encode_array(g) for g in got]}
 
     def grad_grad() -> dict:
         gg = jax.grad(jax.grad(f))
         closed = jax.make_jaxpr(gg)(*args)
-        d = {"out": encode(jax.jit(gg)(*args)), "jaxpr": str(closed)}
+        d = {"out": encode_array(jax.jit(gg)(*args)), "jaxpr": str(closed)}
         if closed.consts:
-            d["consts"] = [encode(c) for c in closed.consts]
+            d["consts"] = [encode_array(c) for c in closed.consts]
         return d
 
     attempt("grad", grad)
