@@ -13,7 +13,7 @@ scheduled pass over it, costs time whether it matches or not.
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import itertools
 import threading
 import time
@@ -66,6 +66,23 @@ class Limits:
 
 
 @dataclass
+class Step:
+    """One `run` of the saturation loop: `iterations` iterations of the rules (runs are chunked; one each with
+    `trace=True`), the e-graph after it and each rule's matches in it.
+
+    egglog 13.2 reports per-rule search times of 0-11 µs even for rules with thousands of matches (its
+    backend does not attribute time per rule), so a step's time is measured here, around the run."""
+
+    phase: str  # "prelude" (a transform's definitions expanded), "rules" (the rule list), "analysis" (final facts)
+    iterations: int
+    seconds: float
+    egraph_nodes: int  # table rows after the step
+    matches: dict[str, int]  # rule -> matches in this step (rules that matched)
+    enodes: int | None = None  # term e-nodes and e-classes after the step: counted with `trace=True` only
+    eclasses: int | None = None
+
+
+@dataclass
 class Report:
     rules: list[str]
     iterations: int = 0
@@ -79,6 +96,10 @@ class Report:
     extraction_status: str = ""
     cost_before: float = 0
     cost_after: float = 0
+    # a transform's program as its rules expand it, before any algebra rule ran (`prelude` runs only), extracted
+    # under the same model: what the optimization of a gradient or batched program should be measured against
+    cost_transformed: float | None = None
+    eqns_transformed: int | None = None
     eqns_before: int = 0
     eqns_after: int = 0
     prelude_enodes: int = 0  # rows in the e-graph once the prelude rules are saturated (0: no prelude)
@@ -88,6 +109,10 @@ class Report:
     kept_input: bool = False  # the input program was returned: extraction found nothing cheaper (or no time)
     peak_rss_mb: float = 0  # the process's peak resident memory so far, in MiB
     certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
+    steps: list[Step] = field(default_factory=list)  # the saturation loop's runs, in order
+
+    def __post_init__(self):
+        self.steps = [s if isinstance(s, Step) else Step(**s) for s in self.steps]  # from `as_dict` (disk cache)
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
@@ -95,8 +120,7 @@ class Report:
             f"saturation: {self.iterations} iterations, stopped by {self.stop_reason}; "
             f"{self.enodes} e-nodes in {self.eclasses} e-classes ({self.egraph_nodes} table rows); "
             f"peak memory {self.peak_rss_mb:,.0f} MiB",
-            f"cost ({self.cost_model}): {_num(self.cost_before)} -> {_num(self.cost_after)}; "
-            f"equations {self.eqns_before} -> {self.eqns_after}; extractor {self.extractor} ({self.extraction_status})",
+            self._cost_line(),
             "seconds: " + ", ".join(f"{k} {v:.3f}" for k, v in self.seconds.items()),
             f"rules fired ({len(fired)} of {len(self.rules)}): " + (", ".join(f"{n} ×{c}" for n, c in fired) or "none"),
         ]
@@ -108,8 +132,33 @@ class Report:
                          f"{self.loops_pruned} dead outputs dropped")
         return "\n".join(lines)
 
+    def _cost_line(self) -> str:
+        tail = f"; extractor {self.extractor} ({self.extraction_status})"
+        if self.cost_transformed is None:
+            return (f"cost ({self.cost_model}): {_num(self.cost_before)} -> {_num(self.cost_after)}; "
+                    f"equations {self.eqns_before} -> {self.eqns_after}" + tail)
+        return (f"cost ({self.cost_model}): {_num(self.cost_transformed)} as transformed -> {_num(self.cost_after)} "
+                f"optimized (the input program: {_num(self.cost_before)}); equations {self.eqns_transformed} -> "
+                f"{self.eqns_after} (input {self.eqns_before})" + tail)
+
+    def steps_table(self) -> str:
+        """The saturation loop run by run: iterations, e-graph size, matches and the rules that matched most."""
+        traced = any(s.enodes is not None for s in self.steps)
+        head = f"{'phase':<9}{'iters':>6}{'seconds':>9}{'rows':>9}"
+        head += f"{'e-nodes':>9}{'classes':>9}" if traced else ""
+        lines = [head + f"{'matches':>9}  most matches"]
+        for s in self.steps:
+            top = sorted(((n, c) for n, c in s.matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
+            sizes = f"{s.enodes if s.enodes is not None else '':>9}{s.eclasses if s.eclasses is not None else '':>9}"
+            lines.append(f"{s.phase:<9}{s.iterations:>6}{s.seconds:>9.3f}{s.egraph_nodes:>9}"
+                         + (sizes if traced else "") + f"{sum(s.matches.values()):>9}  "
+                         + ", ".join(f"{n} ×{c}" for n, c in top[:4]) + (" ..." if len(top) > 4 else ""))
+        return "\n".join(lines)
+
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["steps"] = [dict(s.__dict__) for s in self.steps]
+        return d
 
 
 def _num(x) -> str:
@@ -281,7 +330,7 @@ def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Stagin
 
 
 def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadline: float | None = None,
-             restart: Callable[[], None] | None = None) -> None:
+             restart: Callable[[], None] | None = None, trace: bool = False) -> None:
     """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
 
     One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
@@ -298,7 +347,10 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     to the program, lets the first iteration finish. An e-graph loaded past the default limit (a
     transform's terms) gets one iteration, past an explicit one none.
     Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
-    far) fits before `deadline` (default: `limits.seconds` from now)."""
+    far) fits before `deadline` (default: `limits.seconds` from now).
+
+    Each run is recorded in `report.steps`; `trace=True` runs one iteration per run and counts the e-graph's
+    term e-nodes and e-classes after each (a serialization per run)."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
     match_limit = limits.match_limit_base + limits.match_limit_per_eqn * n_eqns
@@ -348,18 +400,21 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             break
         updated, matches = prep.run(("iterations", *limits_now, limits.ban_length, n),
                                     lambda n=n, ml=limits_now: iterations(n, *ml))
-        slowest = max(slowest, (time.perf_counter() - clock) / n)
+        took = time.perf_counter() - clock
+        slowest = max(slowest, took / n)
         report.iterations += n
-        chunk *= 2
+        chunk = 1 if trace else chunk * 2
         for name, count in matches.items():
             report.rule_matches[name] += count
         before, grown = size, egraph_nodes(egraph)
+        report.steps.append(_step(egraph, "rules", n, took, grown, matches, trace))
         if sum(matches.values()):
             rows_per_match = max(rows_per_match, (grown - size) / sum(matches.values()))
             fired = max(fired, sum(1 for count in matches.values() if count))
         if (restart is not None and limits.nodes is not None and report.iterations == 1
                 and grown > _OVERSHOOT * node_limit and sum(matches.values())):
             restart()  # the first iteration overshot an explicit limit: undo it, and run it again throttled
+            report.steps[-1].phase = "undone"
             counted, ceiling = counted or matches, limits_now[0]
             for name, count in matches.items():
                 report.rule_matches[name] -= count
@@ -375,8 +430,19 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             break
     if report.stop_reason == "iterations" and throttled:
         report.stop_reason = "nodes"  # the node budget was holding the run back when the iterations ran out
+    clock = time.perf_counter()
     prep.run(("analysis",), lambda: run(prep.analysis).saturate())
     report.egraph_nodes = egraph_nodes(egraph)
+    report.steps.append(_step(egraph, "analysis", 0, time.perf_counter() - clock, report.egraph_nodes, {}, trace))
+
+
+def _step(egraph: EGraph, phase: str, iterations: int, seconds: float, rows: int, matches: dict[str, int],
+          trace: bool) -> Step:
+    step = Step(phase, iterations, seconds, rows, {name: c for name, c in matches.items() if c})
+    if trace:
+        view = view_of(egraph)
+        step.enodes, step.eclasses = len(view.nodes), len(view.classes)
+    return step
 
 
 _ROWS_MARGIN = 3  # rows per match grow as classes grow (measured: up to 2.4x from one iteration to the next)
@@ -406,18 +472,21 @@ def egraph_nodes(egraph: EGraph) -> int:
     return sum(size for name, size in output.sizes if declared.get(name))
 
 
-def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule]) -> None:
+def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule], trace: bool = False) -> None:
     """Saturate the prelude rules (with the analyses) before any algebraic rule runs.
 
     Used for rules that expand definitions once (AD's linearization nodes): running them with the
     algebra lets algebra rebuild the terms they expand, which need not terminate (EGGLOG-NOTES.md)."""
     for r in prelude:
         report.rule_matches.setdefault(r.name, 0)
+    clock = time.perf_counter()
     _, matches = prep.run(("prelude",), lambda: (run(prep.analysis).saturate() + run(prep.prelude)).saturate())
     for name, count in matches.items():
         if name in report.rule_matches:
             report.rule_matches[name] += count
     report.prelude_enodes = egraph_nodes(prep.egraph)
+    report.steps.append(_step(prep.egraph, "prelude", 0, time.perf_counter() - clock, report.prelude_enodes, matches,
+                              trace))
 
 
 # `extend(staged, encoding, env)` adds terms to the encoded program (through `rewrites.encode.Loader`s on
@@ -440,6 +509,7 @@ class Saturated:
     loops: bool
     program: ClosedJaxpr | None = None  # the input, when the extracted outputs are its own (no `extend`)
     deadline: float | None = None  # `time.perf_counter()` by which `optimize` must end (`Limits.seconds`)
+    transformed: Any = None  # with a prelude: the view once it ran, before the rules (`Report.cost_transformed`)
 
     def costs(self, model) -> list[float]:
         """The cost of every node under `model` (a name, callable or `CostModel`)."""
@@ -447,11 +517,11 @@ class Saturated:
 
         return node_costs(self.view, self.avals, self.enc, get_cost_model(model))
 
-    def decode(self, choice: dict) -> tuple[ClosedJaxpr, dict[str, int]]:
+    def decode(self, choice: dict, view=None, avals=None) -> tuple[ClosedJaxpr, dict[str, int]]:
         """The program of an extraction's choice (dead loop outputs pruned when `loops`), and decoding's
-        counts ("hoisted", "pruned")."""
+        counts ("hoisted", "pruned"); of `view` (with its `avals`) instead of the saturated one if given."""
         stats: dict[str, int] = {}
-        program = decode(self.view, choice, self.enc, self.avals, stats)
+        program = decode(view or self.view, choice, self.enc, avals or self.avals, stats)
         if self.loops:
             program, stats["pruned"] = prune_loops(program)
         return program, stats
@@ -459,7 +529,7 @@ class Saturated:
 
 def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None, *,
               prelude: Sequence[Rule] = (), extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-              loops: bool = True) -> Saturated:
+              loops: bool = True, trace: bool = False) -> Saturated:
     """`closed` encoded and saturated under `rules` (see `optimize` for the options)."""
     limits = limits or Limits()
     rule_list = resolve_rules(rules)
@@ -477,10 +547,14 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
         load(prep.egraph, output_actions(prep.egraph, outputs))
         report.seconds["encode"] = time.perf_counter() - clock
 
+        transformed = None
         if prelude:
             clock = time.perf_counter()
-            run_prelude(prep, report, prelude)
+            run_prelude(prep, report, prelude, trace)
             report.seconds["prelude"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            transformed = view_of(prep.egraph)
+            report.seconds["serialize_transformed"] = time.perf_counter() - clock
 
         def restart() -> None:  # back to the program as loaded (and its prelude run): see `saturate`
             prep.egraph.pop()
@@ -492,7 +566,7 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
 
         clock = time.perf_counter()
         saturate(prep, enc.n_eqns, limits, report, deadline=clock + _SATURATION_SHARE * (deadline - clock),
-                 restart=restart)
+                 restart=restart, trace=trace)
         report.seconds["saturate"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -501,7 +575,8 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
         clock = time.perf_counter()
     report.seconds["release"] = time.perf_counter() - clock  # egglog's pop of this program's e-graph
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
-    return Saturated(view, enc, class_avals(view, enc), report, loops, closed if extend is None else None, deadline)
+    return Saturated(view, enc, class_avals(view, enc), report, loops, closed if extend is None else None, deadline,
+                     transformed)
 
 
 # The share of the time left after encoding that saturation may use; serializing, extracting and decoding
@@ -521,7 +596,8 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     from rewrites.costs import get_cost_model, jaxpr_cost
 
     model = get_cost_model(cost)
-    report = copy.deepcopy(sat.report)
+    report = dataclasses.replace(sat.report, rules=list(sat.report.rules), rule_matches=dict(sat.report.rule_matches),
+                                 seconds=dict(sat.report.seconds), steps=list(sat.report.steps))
     report.cost_model, report.extractor = model.name, extractor
     report.cost_before = jaxpr_cost(model, baseline) if baseline is not None else 0
     clock = time.perf_counter()
@@ -544,12 +620,26 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     report.seconds["decode"] = time.perf_counter() - clock
     report.eqns_after = count_eqns(optimized)
     report.cost_after = jaxpr_cost(model, optimized)
+    if sat.transformed is not None:
+        clock = time.perf_counter()
+        transformed = _transformed_program(sat, model, extractor)
+        report.cost_transformed, report.eqns_transformed = jaxpr_cost(model, transformed), count_eqns(transformed)
+        report.seconds["extract_transformed"] = time.perf_counter() - clock
     if sat.program is not None:  # never worse: the input is an answer too when the outputs are its own
         cost_input = report.cost_before if baseline is sat.program else jaxpr_cost(model, sat.program)
         if report.cost_after > cost_input:
             return _kept_input(sat, report, model, "input cheaper")
     report.peak_rss_mb = peak_rss_mb()
     return optimized, report
+
+
+def _transformed_program(sat: Saturated, model, extractor: str) -> ClosedJaxpr:
+    """The program a transform's rules alone make (`Saturated.transformed`), extracted under `model`."""
+    view = sat.transformed
+    avals = class_avals(view, sat.enc)
+    costs = node_costs(view, avals, sat.enc, model)
+    choice = extract(view, costs, method="greedy_dag" if extractor == "ilp" else extractor).choice
+    return sat.decode(choice, view, avals)[0]
 
 
 def _kept_input(sat: Saturated, report: Report, model, why: str) -> tuple[ClosedJaxpr, Report]:
@@ -576,7 +666,7 @@ def peak_rss_mb() -> float:
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
              extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-             loops: bool = True, certificate: bool = False) -> tuple[ClosedJaxpr, Report]:
+             loops: bool = True, certificate: bool = False, trace: bool = False) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
 
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
@@ -585,6 +675,8 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
     a body once, and dead loop outputs stay. `certificate=True` attaches `report.certificate`, a record of
     the run that `rewrites.certificate.replay` re-checks (plain runs only: not with extend/prelude/baseline).
+    `report.steps` records each run of the saturation loop; `trace=True` runs one iteration per run and counts
+    e-nodes and e-classes after each (`Report.steps_table`).
     `closed` may be a live `jax.core.ClosedJaxpr`, converted first (`ir.from_jax.convert`)."""
     from ir.jax_convert import as_program
     from rewrites.costs import get_cost_model
@@ -597,7 +689,8 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         raise CertificateError("a certificate records a plain optimize run; this one has a transform's "
                                "extend/prelude/baseline, whose output does not compute what its input does")
-    sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
+    sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops,
+                    trace=trace)
     optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
     if certificate:
         from rewrites.certificate import make_certificate

@@ -16,6 +16,7 @@ A lazily built rule (`Rule.trigger`) is built only once its trigger symbol is pr
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -100,7 +101,25 @@ def parts(egg) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     return hit[1]
 
 
+_LIVE: OrderedDict[tuple, dict[int, Any]] = OrderedDict()  # (groups' rules, symbols) -> `live_eggs`
+_LIVE_KEPT = 256  # programs of a test suite or a study repeat few symbol sets; the answer costs ~8 ms to compute
+
+
 def live_eggs(groups: Sequence[Sequence[Rule]], present: Iterable[str]) -> dict[int, Any]:
+    """`_live_eggs`, remembered for the `_LIVE_KEPT` most recent (rule lists, symbols) asked (rules are never
+    rebuilt, so the answer for the same rule objects and symbols never changes)."""
+    key = (tuple(tuple(group) for group in groups), frozenset(present))  # rules compare by identity
+    hit = _LIVE.get(key)
+    if hit is None:
+        hit = _LIVE[key] = _live_eggs(groups, key[1])
+        if len(_LIVE) > _LIVE_KEPT:
+            _LIVE.popitem(last=False)
+    else:
+        _LIVE.move_to_end(key)
+    return hit
+
+
+def _live_eggs(groups: Sequence[Sequence[Rule]], present: Iterable[str]) -> dict[int, Any]:
     """The egglog rules (by id) of `groups`' rules that can fire on an e-graph holding the symbols `present`
     (the groups are the rule lists that run together: analyses, rules, prelude). Lazy rules are built
     when their trigger is present.

@@ -3,21 +3,24 @@
     prove_equal(lambda x: jnp.sin(x)**2 + jnp.cos(x)**2, lambda x: jnp.ones_like(x), f64(3))
 
 Both programs are traced on the same inputs (`Arr.inp(k)` is shared), so an equality found means
-the rules rewrite one into the other. Not merging within the limits is not a disproof.
+the rules rewrite one into the other. Not merging within the limits is not a disproof: a failed proof
+says why saturation stopped (`Proof.stop_reason`) and how close it got (`Proof.closest`: per output that
+did not merge, the pair of terms, one from each side, that differ in the fewest places).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from egglog import eq
 
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.tracing import make_jaxpr
+from rewrites.closest import Closest, Terms, closest
 from rewrites.encode import encode
 from rewrites.engine import Limits, Report, fresh_egraph, saturate
 from rewrites.rulesets import resolve_rules
-from rewrites.serialize import ROOT_LET
+from rewrites.serialize import ROOT_LET, view_of
 from rewrites.terms import args_list
 
 
@@ -25,9 +28,20 @@ from rewrites.terms import args_list
 class Proof:
     equal: bool
     report: Report
+    closest: dict[int, Closest] = field(default_factory=dict)  # output index -> how close it got (failed proofs)
 
     def __bool__(self) -> bool:
         return self.equal
+
+    @property
+    def stop_reason(self) -> str:
+        return self.report.stop_reason
+
+    def __str__(self) -> str:
+        r = self.report
+        head = (f"{'proved' if self.equal else 'not proved'}: {r.iterations} iterations, stopped by {r.stop_reason}; "
+                f"{r.enodes} e-nodes in {r.eclasses} e-classes")
+        return "\n".join([head, *(f"output {k}: {c}" for k, c in sorted(self.closest.items()))])
 
 
 def prove_equal(f, g, *avals: ShapedArray, rules="default", limits: Limits | None = None) -> Proof:
@@ -48,5 +62,23 @@ def prove_jaxprs_equal(left: ClosedJaxpr, right: ClosedJaxpr, rules="default",
         rhs = list(encode(right, egraph, enc).outputs)
         egraph.let(ROOT_LET.lstrip("$"), args_list(lhs + rhs))
         saturate(prep, enc.n_eqns, limits or Limits(iterations=10), report)
-        equal = len(lhs) == len(rhs) and all(egraph.check_bool(eq(a).to(b)) for a, b in zip(lhs, rhs, strict=True))
-    return Proof(equal, report)
+        merged = [egraph.check_bool(eq(a).to(b)) for a, b in zip(lhs, rhs, strict=True)]
+        view = view_of(egraph)
+    report.enodes, report.eclasses = len(view.nodes), len(view.classes)
+    if len(lhs) != len(rhs):
+        return Proof(False, report)
+    if all(merged):
+        return Proof(True, report)
+    outputs, terms = _output_classes(view), Terms(view)
+    gaps = {k: closest(view, outputs[k], outputs[len(lhs) + k], terms) for k, ok in enumerate(merged) if not ok}
+    return Proof(False, report, gaps)
+
+
+def _output_classes(view) -> list[str]:
+    """The classes of the `Args` list bound to `ROOT_LET`, in order."""
+    out = []
+    node = view.nodes[view.classes[view.roots[0]][0]]
+    while node.op == "cons":
+        out.append(node.children[0])
+        node = view.nodes[view.classes[node.children[1]][0]]
+    return out
