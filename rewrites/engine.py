@@ -130,6 +130,8 @@ class Report:
         if self.loops_hoisted or self.loops_pruned:
             lines.append(f"loops: {self.loops_hoisted} equations hoisted out of bodies, "
                          f"{self.loops_pruned} dead outputs dropped")
+        if self.steps:
+            lines.append("runs of the saturation loop:\n" + self.steps_table())
         return "\n".join(lines)
 
     def _cost_line(self) -> str:

@@ -99,3 +99,13 @@ def test_a_check_without_fixture_data_counts_as_skipped_with_the_reason(capsys):
     assert all(o["reason"].startswith("no grad data: the oracle records grad for whole programs only") for o in grad)
     assert out["summary"]["skipped"] == len(cases) + sum(o["status"] == "skipped" for o in out["outcomes"]
                                                          if o["check"] == "out")
+
+
+def test_optimize_trace_prints_each_run_with_the_egraph_size(tmp_path, capsys):
+    assert main(["optimize", _file(tmp_path), "--trace", "--iter-limit", "3"]) == 0
+    err = capsys.readouterr().err
+    table = err.split("runs of the saturation loop:\n")[1].splitlines()
+    assert table[0].split()[:6] == ["phase", "iters", "seconds", "rows", "e-nodes", "classes"]
+    runs = [line.split() for line in table[1:]]
+    assert [r[0] for r in runs] == ["rules"] * (len(runs) - 1) + ["analysis"]
+    assert all(r[1] == "1" and int(r[4]) >= int(r[5]) > 0 for r in runs[:-1])
