@@ -512,6 +512,7 @@ class Saturated:
     program: ClosedJaxpr | None = None  # the input, when the extracted outputs are its own (no `extend`)
     deadline: float | None = None  # `time.perf_counter()` by which `optimize` must end (`Limits.seconds`)
     transformed: Any = None  # with a prelude: the view once it ran, before the rules (`Report.cost_transformed`)
+    loaded: Any = None  # with `keep_loaded=True`: the view of the program as loaded (`rewrites.explain`)
 
     def costs(self, model) -> list[float]:
         """The cost of every node under `model` (a name, callable or `CostModel`)."""
@@ -531,8 +532,9 @@ class Saturated:
 
 def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None, *,
               prelude: Sequence[Rule] = (), extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-              loops: bool = True, trace: bool = False) -> Saturated:
-    """`closed` encoded and saturated under `rules` (see `optimize` for the options)."""
+              loops: bool = True, trace: bool = False, keep_loaded: bool = False) -> Saturated:
+    """`closed` encoded and saturated under `rules` (see `optimize` for the options); `keep_loaded` keeps the
+    view of the e-graph as loaded, before any rule ran (`Saturated.loaded`)."""
     limits = limits or Limits()
     rule_list = resolve_rules(rules)
     report = Report([r.name for r in rule_list])
@@ -548,6 +550,7 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
     with fresh_egraph(rule_list, prelude, staged) as prep:
         load(prep.egraph, output_actions(prep.egraph, outputs))
         report.seconds["encode"] = time.perf_counter() - clock
+        loaded = view_of(prep.egraph) if keep_loaded else None
 
         transformed = None
         if prelude:
@@ -578,7 +581,7 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
     report.seconds["release"] = time.perf_counter() - clock  # egglog's pop of this program's e-graph
     report.enodes, report.eclasses = len(view.nodes), len(view.classes)
     return Saturated(view, enc, class_avals(view, enc), report, loops, closed if extend is None else None, deadline,
-                     transformed)
+                     transformed, loaded)
 
 
 # The share of the time left after encoding that saturation may use; serializing, extracting and decoding

@@ -29,6 +29,19 @@ class Proof:
     equal: bool
     report: Report
     closest: dict[int, Closest] = field(default_factory=dict)  # output index -> how close it got (failed proofs)
+    _saturated: tuple | None = field(default=None, repr=False)  # what `derivation` needs of the run
+
+    def derivation(self, samples: int = 6) -> list:
+        """The steps from the left program to the right one (`rewrites.explain.Step`s, each re-checked on
+        `samples` inputs); only for a proof."""
+        from rewrites.explain import checked_steps, derive_terms, input_terms
+
+        if not self.equal:
+            raise ValueError("not proved: there is no derivation; `closest` says how close it got")
+        loaded, view, enc, rule_list, left = self._saturated
+        terms = input_terms(loaded, view, _output_classes(loaded))
+        raw = derive_terms(view, rule_list, self.report, terms[:len(left.out_avals)], terms[len(left.out_avals):])
+        return checked_steps(view, enc, raw, left, samples)
 
     def __bool__(self) -> bool:
         return self.equal
@@ -61,6 +74,7 @@ def prove_jaxprs_equal(left: ClosedJaxpr, right: ClosedJaxpr, rules="default",
         lhs = list(enc.outputs)
         rhs = list(encode(right, egraph, enc).outputs)
         egraph.let(ROOT_LET.lstrip("$"), args_list(lhs + rhs))
+        loaded = view_of(egraph)
         saturate(prep, enc.n_eqns, limits or Limits(iterations=10), report)
         merged = [egraph.check_bool(eq(a).to(b)) for a, b in zip(lhs, rhs, strict=True)]
         view = view_of(egraph)
@@ -68,7 +82,7 @@ def prove_jaxprs_equal(left: ClosedJaxpr, right: ClosedJaxpr, rules="default",
     if len(lhs) != len(rhs):
         return Proof(False, report)
     if all(merged):
-        return Proof(True, report)
+        return Proof(True, report, _saturated=(loaded, view, enc, rule_list, left))
     outputs, terms = _output_classes(view), Terms(view)
     gaps = {k: closest(view, outputs[k], outputs[len(lhs) + k], terms) for k, ok in enumerate(merged) if not ok}
     return Proof(False, report, gaps)

@@ -34,11 +34,20 @@ def assert_proves(f, g, *avals: ShapedArray, rules: str = "default", limits: Lim
     left, right = make_jaxpr(f)(*avals), make_jaxpr(g)(*avals)
     proof = prove_jaxprs_equal(left, right, rules=rules, limits=limits)
     assert proof.equal, f"not proved under {rules!r}:\n{left}\n  vs\n{right}\n{proof.report.summary()}"
+    assert_derivation_checks(proof)
     rng = np.random.default_rng(0)
     for _ in range(3):
         args = [sample(a, rng) if positive else sample(a, rng, -2.0, 2.0) for a in avals]
         for l_out, r_out in zip(eval_jaxpr(left, *args), eval_jaxpr(right, *args), strict=True):
             np.testing.assert_allclose(l_out, r_out, rtol=rtol, atol=rtol)
+
+
+def assert_derivation_checks(proof) -> None:
+    """The proof's derivation (`rewrites.explain`) cites a rule at every step, and each step's two sides agree
+    on sample inputs under the judge of the rule's class."""
+    steps = proof.derivation()
+    bad = [str(s) for s in steps if s.rule == "unexplained" or s.recheck is not None]
+    assert not bad, "\n".join(bad)
 
 
 def assert_not_proves(f, g, *avals: ShapedArray, rules: str = "fast", limits: Limits | None = None) -> None:

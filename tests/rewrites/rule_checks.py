@@ -23,7 +23,7 @@ from rewrites.prove import prove_equal, prove_jaxprs_equal
 from rewrites.rule import EXACT, GUARDED, REAL
 from rewrites.rulesets import all_rules
 from rewrites.verify.numeric import float_kind  # noqa: F401  (nan / inf / -inf / num; re-exported)
-from tests.rewrites.helpers import F64, assert_not_proves, sample
+from tests.rewrites.helpers import F64, assert_derivation_checks, assert_not_proves, sample
 
 I32 = ShapedArray((3,), int32)
 B = ShapedArray((3,), bool_)
@@ -114,6 +114,7 @@ def check_rule(name: str, f, g, avals, rules: str = "default", positive: bool = 
     proof = prove_jaxprs_equal(left, right, rules=rules)
     assert proof.equal, f"not proved under {rules!r}:\n{left}\n  vs\n{right}\n{proof.report.summary()}"
     assert proof.report.rule_matches.get(name, 0) > 0, f"proved, but {name} did not fire"
+    assert_derivation_checks(proof)
     rng = np.random.default_rng(0)
     for _ in range(3):
         args = [sample(a, rng) if positive else sample(a, rng, -2.0, 2.0) for a in avals]
