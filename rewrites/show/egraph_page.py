@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources import files
 from string import Template
 
@@ -49,6 +49,7 @@ class EGraphPicture:
     sat: Saturated
     model_name: str
     extraction: Extraction
+    program: ClosedJaxpr  # what the engine returns (`extract_program`): the extracted program, or the input
     report: Report  # extract_program's: costs before/after, whether the engine kept the input
     node_cost: list[Cost]
     class_cost: dict[str, Cost | None]  # drawn class -> its DAG cost (None: no finite term)
@@ -63,6 +64,21 @@ class EGraphPicture:
     def view(self) -> EGraphView:
         return self.sat.view
 
+    def focused(self, focus: str | None = None, radius: int = 2, max_classes: int = MAX_CLASSES) -> EGraphPicture:
+        """The same e-graph and extraction, drawing another part of it (see `egraph_picture`)."""
+        if radius < 0:
+            raise ValueError(f"radius must be at least 0, got {radius}")
+        view = self.view
+        if focus is not None:
+            centre, why = [find_class(view, self.names, focus)], "focus"
+        elif len(view.classes) > max_classes:
+            centre, why = list(dict.fromkeys(view.roots)), "size"
+        else:
+            centre, why = [], "all"
+        shown = neighbourhood(view, centre, radius) if centre else list(view.classes)
+        return replace(self, class_cost=class_costs(view, self.node_cost, self.extraction, shown), shown=shown,
+                       focus=centre, radius=radius, why=why, max_classes=max_classes)
+
 
 def egraph_picture(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
                    limits: Limits | None = None, focus: str | None = None, radius: int = 2,
@@ -70,28 +86,17 @@ def egraph_picture(closed: ClosedJaxpr, rules="default", cost="flops", extractor
     """Saturate and extract `closed` as `optimize` does, and choose what to draw: the neighbourhood of
     `focus` (a class name `c<k>`, a class id or a unique part of one) within `radius` steps along child or
     parent edges; without `focus`, the whole e-graph, or the roots' neighbourhood when it has more than
-    `max_classes` classes."""
+    `max_classes` classes. `EGraphPicture.focused` draws another part without saturating again."""
     from rewrites.costs import get_cost_model
 
-    if radius < 0:
-        raise ValueError(f"radius must be at least 0, got {radius}")
     model = get_cost_model(cost)
     sat = saturated(closed, rules, limits)
     node_cost = normalize_costs(sat.view, sat.costs(model))
     extraction = extract(sat.view, node_cost, method=extractor)
-    _, report = extract_program(sat, model, extractor, baseline=closed)
-    view = sat.view
-    names = {cid: f"c{k}" for k, cid in enumerate(view.classes)}
-    if focus is not None:
-        centre, why = [find_class(view, names, focus)], "focus"
-    elif len(view.classes) > max_classes:
-        centre, why = list(dict.fromkeys(view.roots)), "size"
-    else:
-        centre, why = [], "all"
-    shown = neighbourhood(view, centre, radius) if centre else list(view.classes)
-    return EGraphPicture(sat, model.name, extraction, report, node_cost,
-                         class_costs(view, node_cost, extraction, shown), names, shown, centre, radius, why,
-                         max_classes)
+    program, report = extract_program(sat, model, extractor, baseline=closed)
+    names = {cid: f"c{k}" for k, cid in enumerate(sat.view.classes)}
+    whole = EGraphPicture(sat, model.name, extraction, program, report, node_cost, {}, names, [], [], 0, "", 0)
+    return whole.focused(focus, radius, max_classes)
 
 
 def find_class(view: EGraphView, names: dict[str, str], text: str) -> str:
