@@ -33,7 +33,9 @@ from rewrites.extract.result import Cost, exact_sum, normalize_costs, postorder
 from rewrites.show.labels import label_lines, title_lines
 from rewrites.show.render import graphviz_module, label, svg_of, tooltip
 
-MAX_CLASSES = 150  # above this many classes the page shows the roots' neighbourhood (dot slows down past it)
+# Above this many classes the page shows the roots' neighbourhood: a whole e-graph past it is too dense to read
+# (dot itself is quick: measured 0.3 s of layout for 186 classes, 3.3 s for 619, 9 s for 805).
+MAX_CLASSES = 150
 FONT = "Helvetica"
 _LEAF_OPS = {"inp": "input", "const": "const", "barg": "body arg"}
 

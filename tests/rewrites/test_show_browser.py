@@ -26,7 +26,7 @@ INSTALL = ("`make test` installs them (apt-get install chromium graphviz; pip in
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    missing = [what for what, there in (("/usr/bin/chromium", CHROMIUM.exists()),
+    missing = [what for what, there in ((f"Debian's chromium at {CHROMIUM}", CHROMIUM.exists()),
                                         ("Graphviz's dot", shutil.which("dot") is not None)) if not there]
     try:
         from playwright.sync_api import sync_playwright
