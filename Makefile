@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: demo test lint bench cost-models clean
+.PHONY: demo test system-deps lint bench cost-models clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -13,8 +13,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	.venv/bin/eqjax demo
 
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(PY) -m pytest -q -n auto
+
+# Debian packages the tests need: chromium (the browser test of `eqjax show`'s page, driven by playwright without
+# `playwright install`) and graphviz (`dot`, which `eqjax show` lays out with). Installed only when missing.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+system-deps:
+	@if [ ! -x /usr/bin/chromium ] || ! command -v dot >/dev/null 2>&1; then \
+		echo "installing the Debian packages chromium and graphviz"; \
+		$(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium graphviz; \
+	fi
 
 lint: $(STAMP)
 	.venv/bin/ruff check .

@@ -17,6 +17,8 @@
     eqjax jvp FILE|- / vjp FILE|-      the optimized JVP program (primals, tangents) / VJP program
       (conformance, grad, jvp, vjp: --custom-rules FILE.py runs a Python file that registers the custom
       derivative rules the jaxprs name, see ir/custom_rules.py; repeatable)
+    eqjax show FILE|- --out X.html|X.svg  the saturated e-graph as an HTML page, or the program before and after
+                                       optimization as an SVG (transforms/cli_show.py)
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
     eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
     eqjax measure FILE|- [--args NPZ] [--backend numpy,interpreter,xla] [--json]
@@ -47,6 +49,7 @@ from eval.oracle import DEFAULT_ORACLE
 from ir.errors import EqjaxError, clipped
 from transforms import cli_options
 from transforms.cli_options import UsageError
+from transforms.cli_show import add_show_parser
 
 
 def _read_text(path: str) -> str:
@@ -726,6 +729,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="trace, print and evaluate a small MLP loss")
     d.set_defaults(func=cmd_demo)
+    add_show_parser(sub)  # eqjax show: pictures (transforms/cli_show.py)
     return p
 
 
