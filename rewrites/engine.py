@@ -88,6 +88,7 @@ class Report:
     kept_input: bool = False  # the input program was returned: extraction found nothing cheaper (or no time)
     peak_rss_mb: float = 0  # the process's peak resident memory so far, in MiB
     certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
+    accuracy: dict | None = None  # with optimize(..., accuracy=True): rewrites/accuracy.py
 
     def summary(self) -> str:
         fired = sorted(((n, c) for n, c in self.rule_matches.items() if c), key=lambda nc: (-nc[1], nc[0]))
@@ -106,6 +107,10 @@ class Report:
         if self.loops_hoisted or self.loops_pruned:
             lines.append(f"loops: {self.loops_hoisted} equations hoisted out of bodies, "
                          f"{self.loops_pruned} dead outputs dropped")
+        if self.accuracy is not None:
+            from rewrites.accuracy import summary_lines
+
+            lines += summary_lines(self.accuracy)
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
@@ -576,7 +581,7 @@ def peak_rss_mb() -> float:
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
              extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-             loops: bool = True, certificate: bool = False) -> tuple[ClosedJaxpr, Report]:
+             loops: bool = True, certificate: bool = False, accuracy: bool = False) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
 
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
@@ -585,6 +590,8 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     parts off, for comparison (`rewrites/loops.py`): bodies take their consts as inputs, extraction counts
     a body once, and dead loop outputs stay. `certificate=True` attaches `report.certificate`, a record of
     the run that `rewrites.certificate.replay` re-checks (plain runs only: not with extend/prelude/baseline).
+    `accuracy=True` attaches `report.accuracy`: both programs' bits of error against the exact results, and
+    a warning when `real`/`unsafe` rules changed results (`rewrites.accuracy`; plain runs only).
     `closed` may be a live `jax.core.ClosedJaxpr`, converted first (`ir.from_jax.convert`)."""
     from ir.jax_convert import as_program
     from rewrites.costs import get_cost_model
@@ -597,6 +604,9 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         raise CertificateError("a certificate records a plain optimize run; this one has a transform's "
                                "extend/prelude/baseline, whose output does not compute what its input does")
+    if accuracy and transformed:
+        raise ValueError("an accuracy report compares a plain optimize run's output with its input; this one "
+                         "has a transform's extend/prelude/baseline, whose output does not compute what its input does")
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
     optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
     if certificate:
@@ -604,6 +614,14 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         report.certificate = make_certificate(closed, optimized, report, rules=rules, cost=cost,
                                               extractor=extractor, limits=limits, loops=loops)
+    if accuracy:
+        from ir.errors import UnsupportedPrimitive
+        from rewrites.accuracy import UnsupportedAccuracy, measure_accuracy, unsupported
+
+        try:
+            report.accuracy = measure_accuracy(closed, optimized, rules, report.rule_matches)
+        except (UnsupportedPrimitive, UnsupportedAccuracy) as e:
+            report.accuracy = unsupported(str(e))
     return optimized, report
 
 
