@@ -146,7 +146,8 @@ def cmd_optimize(args) -> int:
 
     closed = parse_jaxpr(_read_text(args.file))
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
-                                 limits=_limits(args), loops=args.loops, certificate=bool(args.certificate))
+                                 limits=_limits(args), loops=args.loops, certificate=bool(args.certificate),
+                                 accuracy=args.accuracy)
     if args.certificate:
         certificate, report.certificate = report.certificate, None  # written to its own file, not in the report
         Path(args.certificate).write_text(json.dumps(certificate, indent=1) + "\n")
@@ -603,6 +604,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("file", help="a file with jaxpr text, or - for stdin")
     _optimizer_args(o)
     o.add_argument("--certificate", metavar="RUN.json", help="write the run's certificate (eqjax replay checks it)")
+    o.add_argument("--accuracy", action="store_true", help="bits of error of the input and the optimized program "
+                   "against exact (high-precision) results on sampled and special inputs, per output; warns when "
+                   "real or unsafe rules changed results")
     o.set_defaults(func=cmd_optimize)
 
     rp = sub.add_parser("replay", help="re-run a certificate's optimize run; confirm its output and verdict")
