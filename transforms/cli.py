@@ -361,8 +361,9 @@ def cmd_rules_verify(args) -> int:
 
 
 def cmd_rules_effect(args) -> int:
-    from rewrites.effect import corpus, format_effects, rule_effect
+    from rewrites.effect import add_verdicts, corpus, format_effects, rule_effect
     from rewrites.rulecompile import load_rules
+    from rewrites.ruletext import parse_rules
 
     cli_options.check_rules(args.base, "--base")
     cli_options.check_cost(args.cost)
@@ -371,6 +372,7 @@ def cmd_rules_effect(args) -> int:
     rules = load_rules(args.file)
     programs = corpus(args.programs)
     effects, skipped = rule_effect(rules, programs, base=args.base, cost=args.cost)
+    add_verdicts(effects, parse_rules(_read_rule_text(args.file), args.file), budget=args.budget)
     if args.json:
         print(json.dumps({"rules": [e.as_dict() for e in effects], "programs": len(programs),
                           "skipped": [{"program": n, "reason": why} for n, why in skipped]}, indent=1))
@@ -671,6 +673,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "*.json (default: the oracle programs)")
     re_.add_argument("--base", default="default", help="the rule set the file's rules are added to")
     re_.add_argument("--cost", default="flops", help=COST_HELP)
+    re_.add_argument("--budget", type=int, default=100, help="hypothesis examples per rule and dtype for the "
+                     "verdict column, the check of `rules verify` (default 100)")
     re_.add_argument("--json", action="store_true")
     re_.set_defaults(func=cmd_rules_effect)
     rs = r_sub.add_parser("semantics", help="random programs and every fixture optimized under each rule set and "
