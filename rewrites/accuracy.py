@@ -2,6 +2,7 @@
 
     accuracy = measure_accuracy(original, optimized, rules="fast", fired=report.rule_matches)
     accuracy["outputs"], accuracy["warning"]; summary_lines(accuracy)
+    bits_on(program, args, reference)          # per output, per element: bits of error on one input
     optimize(closed, rules, accuracy=True) puts it in `report.accuracy`
 
 Samples (seeded, `SEED`; `input_samples`): `FINITE_SAMPLES` sets of finite inputs across each dtype's whole
@@ -349,6 +350,17 @@ def bits_of_error(computed: np.ndarray, exact: np.ndarray, dtype) -> np.ndarray:
         ulp_bits = np.minimum(np.log2(1.0 + distance), w)
     not_finite_where_finite = np.isfinite(e64) & ~np.isfinite(c64)
     return np.where(e_nan, np.where(c_nan, 0.0, w), np.where(c_nan | not_finite_where_finite, w, ulp_bits))
+
+
+def bits_on(program: ClosedJaxpr, args: Sequence[np.ndarray], reference: ClosedJaxpr | None = None
+            ) -> list[np.ndarray]:
+    """Per output, the bits of error of `program` on `args` against the exact outputs of `reference` (default
+    `program` itself); nan where the exact value is unresolved."""
+    reference = reference or program
+    exact, unsettled = ground_truth(reference, args)
+    got = run(program, args)
+    return [np.where(u, np.nan, bits_of_error(np.broadcast_to(g, e.shape), e, a.dtype))
+            for g, e, u, a in zip(got, exact, unsettled, reference.out_avals, strict=True)]
 
 
 # --- the report ----------------------------------------------------------------------------------------
