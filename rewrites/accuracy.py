@@ -31,8 +31,8 @@ so 0 when equal, 1 for neighbours, up to the dtype's width (64 for float64). Spe
     e ±inf (an infinity, or a finite value that rounds to one): c's distance with inf as the float after
         the largest finite (the same inf: 0, the largest finite: 1 bit), c nan: the width;
     e finite: c nan or ±inf counts the width.
-Integer and bool outputs count 0 where equal to the exact value (or where it is undefined: an integer
-division by zero), else the width (1 for bool).
+Integer and bool outputs count 0 where equal to the exact value (integers modulo 2^bits, as integer
+arithmetic wraps; or where it is undefined: an integer division by zero), else the width (1 for bool).
 
 The warning: rules of soundness class `real` or `unsafe` fired and the results changed: the optimized
 program has more bits of error than the original at some element, or gives another special value (nan,
@@ -270,6 +270,11 @@ def rounded(exact: np.ndarray, dtype) -> np.ndarray:
     if dtype.kind != "f":
         if any(x is None for x in exact.flat):
             return exact.copy()
+        if dtype.kind in "iu":  # integer arithmetic wraps: the exact result modulo 2^bits
+            span = 1 << dtype.bits
+            wrapped = [int(x) % span for x in exact.flat]
+            values = [x - span if dtype.kind == "i" and x >= span // 2 else x for x in wrapped]
+            return np.asarray(values, dtype=dtype.numpy).reshape(exact.shape)
         return np.asarray(exact.tolist(), dtype=dtype.numpy).reshape(exact.shape)
     info = ml_dtypes.finfo(dtype.numpy)
     p, lowest = int(info.nmant) + 1, int(info.minexp) - int(info.nmant)
