@@ -173,3 +173,16 @@ def test_rules_effect_has_a_verdict_column(tmp_path, capsys):
     effects = {e["name"]: e for e in json.loads(capsys.readouterr().out)["rules"]}
     assert effects["mul-zero-real"]["verdict"] == "misclassified" and "inf" in effects["mul-zero-real"]["verdict_note"]
     assert effects["mul-one"]["verdict"] == "ok" and effects["mul-one"]["verdict_note"] == ""
+
+
+def test_sums_are_exact_and_integers_wrap():
+    total = parse_jaxpr("""{ lambda ; a:f64[3]. let b:f64[] = reduce_sum[axes=(0,) out_sharding=None] a in (b,) }""")
+    [bits] = bits_on(total, (np.array([1e300, 1.0, -1e300]),))  # exactly 1; NumPy's sum gives 0.0
+    assert bits == pytest.approx(math.log2(1 + int(np.float64(1.0).view(np.int64))))
+    dot = parse_jaxpr("""{ lambda ; a:f64[2,3] b:f64[3]. let
+        c:f64[2] = dot_general[dimension_numbers=(([1], [0]), ([], [])) preferred_element_type=float64] a b
+      in (c,) }""")
+    [bits] = bits_on(dot, (np.array([[1e200, 1.0, -1e200], [0.5, 0.25, 2.0]]), np.array([1e100, 3.0, 1e100])))
+    assert bits[0] > 60 and bits[1] == 0.0  # exactly 3 where the floats cancel to 0; exact elsewhere
+    doubled = parse_jaxpr("""{ lambda ; a:i32[]. let b:i32[] = mul a 2:i32[] in (b,) }""")
+    assert bits_on(doubled, (np.int32(2**30 + 5),))[0] == 0.0  # wraps like the program does
