@@ -87,7 +87,7 @@ def input_samples(avals, finite: int = FINITE_SAMPLES, special: int = SPECIAL_SA
     if not avals:
         return [Sample("no inputs", ())]
     rng = np.random.default_rng(seed)
-    draws = [rng.permutation(random_values(rng, a.dtype, finite * max(1, math.prod(a.shape)))) for a in avals]
+    draws = [rng.permutation(random_values(rng, a.dtype, finite * math.prod(a.shape))) for a in avals]
     out = [Sample(f"finite {k}", tuple(d.reshape(finite, *a.shape)[k] for d, a in zip(draws, avals, strict=True)))
            for k in range(finite)]
     combos = grid([_scalar(a) for a in avals])
@@ -389,7 +389,8 @@ def _score(closed, samples: Sequence[Sample], truth, output: int, dtype) -> _Sco
 
 
 def _show_inputs(args) -> str:
-    return ", ".join(np.array2string(np.asarray(a), threshold=6, separator=" ").replace("\n", "") for a in args)
+    return ", ".join(np.array2string(np.asarray(a), threshold=6, edgeitems=2, separator=" ").replace("\n", "")
+                     for a in args)
 
 
 def _output_record(i: int, aval, samples, truth, before: _Scores, after: _Scores) -> dict:

@@ -605,8 +605,10 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
         raise CertificateError("a certificate records a plain optimize run; this one has a transform's "
                                "extend/prelude/baseline, whose output does not compute what its input does")
     if accuracy and transformed:
-        raise ValueError("an accuracy report compares a plain optimize run's output with its input; this one "
-                         "has a transform's extend/prelude/baseline, whose output does not compute what its input does")
+        from rewrites.accuracy import UnsupportedAccuracy
+
+        raise UnsupportedAccuracy("an accuracy report compares a plain optimize run's output with its input; this "
+                                  "one has a transform's extend/prelude/baseline, whose output computes something else")
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops)
     optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
     if certificate:
