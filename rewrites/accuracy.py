@@ -51,9 +51,10 @@ import numpy as np
 
 from eval.impls.arrays import broadcast_in_dim, concatenate, reshape, squeeze, transpose
 from eval.impls.indexing import slice_
+from eval.registry import get_impl
 from ir.core import ClosedJaxpr, Literal
 from ir.errors import EqjaxError, UnsupportedPrimitive
-from ir.inline import inline_calls
+from ir.inline import CALLS, inline_calls
 from rewrites.rule import REAL, UNSAFE
 from rewrites.verify import highprec as hp
 from rewrites.verify.judges import SPECIAL, run
@@ -228,6 +229,12 @@ def _elementwise(interp, eqn, *xs) -> tuple:
             np.broadcast_to(unreliable, shape).copy())
 
 
+def _elementwise_names(interp) -> set[str]:
+    """The primitives `highprec.Interpreter.apply` evaluates element by element."""
+    return {*interp.unary, *interp.binary, *hp.INT_UNARY, *hp.INT_BINARY, *hp.COMPARE, *hp.IDENTITY, "select_n",
+            "clamp", "is_finite", "convert_element_type", "integer_pow", "round", "not", "and", "or", "xor"}
+
+
 def _broadcasts(shape, out) -> bool:
     """An elementwise operand: the result's shape, or one it broadcasts to (a scalar, size-1 dimensions)."""
     try:
@@ -236,10 +243,14 @@ def _broadcasts(shape, out) -> bool:
         return False
 
 
+# Calls whose result is their body's (the custom-derivative calls' primal body, as evaluation runs it)
+PRIMAL_CALLS = CALLS | {"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr"}
+
+
 def exact_outputs(closed: ClosedJaxpr, args: Sequence[np.ndarray], dps: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """The outputs of `closed` on `args` over the extended reals at `dps` digits: per output, an array of
     mpmath numbers (bools and ints for those dtypes) and a mask of the elements rounding could have decided."""
-    closed = inline_calls(closed)
+    closed = inline_calls(closed, PRIMAL_CALLS)
     interp = hp.Interpreter(dps, domain=False)
     jaxpr = closed.jaxpr
     env: dict[int, tuple] = {}
@@ -254,12 +265,17 @@ def exact_outputs(closed: ClosedJaxpr, args: Sequence[np.ndarray], dps: int) -> 
         if len(eqn.outvars) != 1:
             raise UnsupportedPrimitive(prim, "high-precision evaluation (one result)", WHERE)
         operands = [read(a) for a in eqn.invars]
+        if not operands:  # iota and other constants: NumPy's values are exact
+            aval = eqn.outvars[0].aval
+            env[id(eqn.outvars[0])] = _input(np.asarray(get_impl(prim)(**eqn.params)), aval.dtype, dps)
+            continue
         if prim in STRUCTURAL:
             env[id(eqn.outvars[0])] = STRUCTURAL[prim](interp, eqn, *operands)
             continue
         shape = eqn.outvars[0].aval.shape
-        if not operands or any(not _broadcasts(x[0].shape, shape) for x in operands):
-            raise UnsupportedPrimitive(prim, "high-precision evaluation of arrays", WHERE)
+        if prim not in _elementwise_names(interp) or any(not _broadcasts(x[0].shape, shape) for x in operands):
+            raise UnsupportedPrimitive(prim, "high-precision evaluation", "rewrites/verify/highprec.py for an "
+                                       f"elementwise primitive, {WHERE} for another")
         env[id(eqn.outvars[0])] = _elementwise(interp, eqn, *operands)
     return [(read(v)[0], read(v)[2]) for v in jaxpr.outvars]
 
