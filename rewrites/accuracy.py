@@ -10,7 +10,8 @@ range (`numeric.random_values`: magnitudes log-uniform from the smallest subnorm
 and moderate values), then special ones: every element of each input one of its dtype's special values
 (`numeric.special_values`: ±0, ±0.5, ±1, ±2, ±inf, nan, subnormal, tiny, huge, the largest finite; the
 combinations across inputs of `numeric.grid`, at most `SPECIAL_SAMPLES` of them evenly spaced), and
-`MIXED_SAMPLES` arrays with about half their elements ±0, ±inf or nan (`semantics.mixed_arrays`).
+`MIXED_SAMPLES` arrays with about half their elements ±0, ±inf or nan (`semantics.mixed_arrays`). A program
+of much work gets fewer (`sample_counts`): one precision costs about `WORK_BUDGET` scalar operations.
 
 Exact results: the original program over the extended reals, by the high-precision interpreter's
 elementwise rules (`rewrites.verify.highprec`) applied element by element to arrays of mpmath numbers, with
@@ -19,9 +20,8 @@ the precision grows (`LEVELS`, decimal digits) until each element correctly roun
 same at two consecutive precisions and no step rounding could have decided it (`highprec.significance`:
 a cancellation, an absorbed tiny term, an amplified error); at the last precision either suffices (a term
 absorbed at 300 and at 1000 digits is below 2^-3000 of the sum, gone from any float result). An element not
-settled there is `unresolved` and left out. Sums (reduce_sum, dot_general) are accumulated
-without rounding and rounded once.
-A primitive without a high-precision rule raises `UnsupportedPrimitive` naming it.
+settled there is `unresolved` and left out. Sums (reduce_sum, dot_general) are accumulated without rounding
+and rounded once. A primitive without a high-precision rule raises `UnsupportedPrimitive` naming it.
 
 Bits of error of one element, with `c` the computed value and `e` the exact value correctly rounded to the
 output's dtype (`rounded`):
@@ -63,6 +63,7 @@ from rewrites.verify.numeric import float_kind, grid, random_values
 SEED = 18
 FINITE_SAMPLES, SPECIAL_SAMPLES, MIXED_SAMPLES = 64, 32, 4
 LEVELS = (30, 80, 300, 1000)  # decimal digits: 1000 covers a float64 sum of the largest and smallest values
+WORK_BUDGET = 50_000  # scalar operations per precision, over all samples (`sample_counts`)
 MAX_EXACT_SPREAD = 10_000  # bits between the magnitudes of two terms a sum adds without rounding
 WHERE = "rewrites/accuracy.py"
 
@@ -107,6 +108,30 @@ def _scalar(aval):
     from ir.core import ShapedArray
 
     return ShapedArray((), aval.dtype)
+
+
+def program_work(closed: ClosedJaxpr) -> int:
+    """Scalar operations of one high-precision evaluation, about: every result element, and a dot_general's
+    products and a reduction's inputs."""
+    total = 0
+    for eqn in inline_calls(closed, PRIMAL_CALLS).jaxpr.eqns:
+        out = sum(math.prod(v.aval.shape) for v in eqn.outvars)
+        if eqn.primitive == "dot_general":
+            (lc, _), _ = eqn.params["dimension_numbers"]
+            out *= 2 * math.prod(eqn.invars[0].aval.shape[d] for d in lc)
+        elif eqn.primitive.startswith("reduce_"):
+            out += math.prod(eqn.invars[0].aval.shape)
+        total += out
+    return total
+
+
+def sample_counts(closed: ClosedJaxpr, budget: int = WORK_BUDGET) -> tuple[int, int, int]:
+    """(finite, special, mixed) samples: the defaults, scaled down (to at least 8, 4, 2) so that a program of
+    more work than `budget` / 100 costs about `budget` operations per precision."""
+    total = FINITE_SAMPLES + SPECIAL_SAMPLES + MIXED_SAMPLES
+    scale = min(1.0, budget / max(1, program_work(closed) * total))
+    return (max(8, round(FINITE_SAMPLES * scale)), max(4, round(SPECIAL_SAMPLES * scale)),
+            max(2, round(MIXED_SAMPLES * scale)))
 
 
 # --- exact results ---------------------------------------------------------------------------------------
@@ -438,12 +463,13 @@ def _r(x) -> float:
 
 
 def measure_accuracy(original: ClosedJaxpr, optimized: ClosedJaxpr, rules="default",
-                     fired: Mapping[str, int] | None = None, *, finite: int = FINITE_SAMPLES,
-                     special: int = SPECIAL_SAMPLES, mixed: int = MIXED_SAMPLES, seed: int = SEED) -> dict:
+                     fired: Mapping[str, int] | None = None, *, samples: tuple[int, int, int] | None = None,
+                     seed: int = SEED) -> dict:
     """Bits of error of both programs against the exact results of `original`, per output, on the samples
-    of `input_samples`, and the warning (module docstring) over the `fired` rules (name -> matches) of
-    `rules` (a spec or a rule list). Raises UnsupportedPrimitive / UnsupportedAccuracy naming what the
-    high-precision evaluation cannot do. The result is JSON-able:
+    of `input_samples` (`samples`: how many finite, special and mixed ones; default `sample_counts`, the
+    defaults scaled down for a big program), and the warning (module docstring) over the `fired` rules
+    (name -> matches) of `rules` (a spec or a rule list). Raises UnsupportedPrimitive / UnsupportedAccuracy
+    naming what the high-precision evaluation cannot do. The result is JSON-able:
     {"samples", "seconds", "outputs": [{"output", "dtype", "elements", "unresolved", "input_max_bits",
     "input_mean_bits", "optimized_max_bits", "optimized_mean_bits", "worse", "better", "specials_changed",
     "worst": None or where the optimized program lost the most}], "changed", "warning", "unsupported"}."""
@@ -453,7 +479,7 @@ def measure_accuracy(original: ClosedJaxpr, optimized: ClosedJaxpr, rules="defau
     for a in original.out_avals:
         if a.dtype.kind not in "fiub":
             raise UnsupportedAccuracy(f"outputs of dtype {a.dtype.name} have no high-precision values")
-    samples = input_samples(original.in_avals, finite, special, mixed, seed)
+    samples = input_samples(original.in_avals, *(samples or sample_counts(original)), seed=seed)
     truth = [ground_truth(original, s.args) for s in samples]
     outputs = []
     for i, aval in enumerate(original.out_avals):

@@ -186,3 +186,13 @@ def test_sums_are_exact_and_integers_wrap():
     assert bits[0] > 60 and bits[1] == 0.0  # exactly 3 where the floats cancel to 0; exact elsewhere
     doubled = parse_jaxpr("""{ lambda ; a:i32[]. let b:i32[] = mul a 2:i32[] in (b,) }""")
     assert bits_on(doubled, (np.int32(2**30 + 5),))[0] == 0.0  # wraps like the program does
+
+
+def test_a_big_program_gets_fewer_samples():
+    from rewrites.accuracy import FINITE_SAMPLES, MIXED_SAMPLES, SPECIAL_SAMPLES, sample_counts
+
+    assert sample_counts(parse_jaxpr(LOG1P)) == (FINITE_SAMPLES, SPECIAL_SAMPLES, MIXED_SAMPLES)
+    matmul = parse_jaxpr("""{ lambda ; a:f64[64,64] b:f64[64,64]. let
+        c:f64[64,64] = dot_general[dimension_numbers=(([1], [0]), ([], [])) preferred_element_type=float64] a b
+      in (c,) }""")
+    assert sample_counts(matmul) == (8, 4, 2)
