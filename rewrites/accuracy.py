@@ -52,7 +52,7 @@ import numpy as np
 from eval.impls.arrays import broadcast_in_dim, concatenate, reshape, squeeze, transpose
 from eval.impls.indexing import slice_
 from eval.registry import get_impl
-from ir.core import ClosedJaxpr, Literal
+from ir.core import ClosedJaxpr, Literal, ShapedArray
 from ir.errors import EqjaxError, UnsupportedPrimitive
 from ir.inline import CALLS, inline_calls
 from rewrites.rule import REAL, UNSAFE
@@ -92,7 +92,7 @@ def input_samples(avals, finite: int = FINITE_SAMPLES, special: int = SPECIAL_SA
     draws = [rng.permutation(random_values(rng, a.dtype, finite * math.prod(a.shape))) for a in avals]
     out = [Sample(f"finite {k}", tuple(d.reshape(finite, *a.shape)[k] for d, a in zip(draws, avals, strict=True)))
            for k in range(finite)]
-    combos = grid([_scalar(a) for a in avals])
+    combos = grid([ShapedArray((), a.dtype) for a in avals])
     picks = np.unique(np.linspace(0, len(combos[0]) - 1, min(special, len(combos[0]))).round().astype(int))
     for k in picks:
         values = [c[k] for c in combos]
@@ -102,12 +102,6 @@ def input_samples(avals, finite: int = FINITE_SAMPLES, special: int = SPECIAL_SA
 
     out += [Sample(f"mixed special {k}", mixed_arrays(rng, avals, SPECIAL)) for k in range(mixed)]
     return out
-
-
-def _scalar(aval):
-    from ir.core import ShapedArray
-
-    return ShapedArray((), aval.dtype)
 
 
 def program_work(closed: ClosedJaxpr) -> int:
