@@ -7,6 +7,12 @@ Each program is optimized once with the base rule set plus `rules` (counting eve
 once more without each of `rules` that matched there; `saved` is the cost without the rule minus the
 cost with it, summed over the programs (> 0: the rule pays for itself; 0: the others find the same
 program; < 0: it steers the bounded saturation somewhere worse).
+
+    add_verdicts(effects, patterns, budget=VERDICT_BUDGET)
+
+gives each rule the verdict of `eqjax rules verify` (`rewrites.verify`: ok | misclassified | unsound |
+unknown, with the counterexample or reason), from the same checker run on just these rules with a smaller
+hypothesis budget; the table marks the rules whose verdict is not `ok`.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 from ir.core import ClosedJaxpr
 from ir.errors import EqjaxError
 from rewrites.engine import Limits, optimize
+from rewrites.pattern import PatternRule
 from rewrites.rule import Rule
 from rewrites.rulesets import resolve_rules
 
@@ -29,6 +36,8 @@ class RuleEffect:
     programs: list[str] = field(default_factory=list)  # the programs where it matched
     cost_with: float = 0  # summed over those programs
     cost_without: float = 0
+    verdict: str = ""  # of `eqjax rules verify` (add_verdicts); "" when not checked
+    verdict_note: str = ""  # the counterexample or the reason, when the verdict is not ok
 
     @property
     def saved(self) -> float:
@@ -36,7 +45,8 @@ class RuleEffect:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "matches": self.matches, "programs": len(self.programs),
-                "cost_with": self.cost_with, "cost_without": self.cost_without, "saved": self.saved}
+                "cost_with": self.cost_with, "cost_without": self.cost_without, "saved": self.saved,
+                "verdict": self.verdict, "verdict_note": self.verdict_note}
 
 
 def corpus(paths: Iterable[str | Path] | None = None) -> list[tuple[str, ClosedJaxpr]]:
@@ -87,11 +97,38 @@ def rule_effect(rules: Sequence[Rule], programs: Sequence[tuple[str, ClosedJaxpr
     return [effects[r.name] for r in rules], skipped
 
 
-def format_effects(effects: Sequence[RuleEffect], n_programs: int) -> str:
-    lines = [f"{'rule':<32}{'matches':>9}{'programs':>10}{'cost with':>14}{'without':>14}{'saved':>12}"]
+VERDICT_BUDGET = 100  # hypothesis examples per rule and dtype (`rules verify` defaults to 1000)
+
+
+def add_verdicts(effects: Sequence[RuleEffect], patterns: Sequence[PatternRule], budget: int = VERDICT_BUDGET) -> None:
+    """Set each effect's verdict from `rewrites.verify` on the `patterns` of the same rule file."""
+    from rewrites.verify import merge_verdicts, verify_rules
+
+    verdicts = {v.name: v for v in merge_verdicts(verify_rules(patterns, budget=budget))}
     for e in effects:
-        lines.append(f"{e.name:<32}{e.matches:>9}{len(e.programs):>10}{e.cost_with:>14,.0f}{e.cost_without:>14,.0f}"
-                     f"{e.saved:>12,.0f}")
+        v = verdicts.get(e.name)
+        if v is None:
+            e.verdict, e.verdict_note = "unknown", "no pattern of this name in the file"
+            continue
+        e.verdict = v.verdict
+        if v.verdict != "ok":
+            e.verdict_note = str(v.counterexample) if v.counterexample else v.reason
+
+
+def format_effects(effects: Sequence[RuleEffect], n_programs: int) -> str:
+    """The table; with verdicts, a verdict column, `!` before a rule whose verdict is not ok, and its note."""
+    checked = any(e.verdict for e in effects)
+    head = "  verdict" if checked else ""
+    lines = [f"  {'rule':<32}{'matches':>9}{'programs':>10}{'cost with':>14}{'without':>14}{'saved':>12}{head}"]
+    for e in effects:
+        mark = "! " if checked and e.verdict != "ok" else "  "
+        verdict = f"{e.verdict:<15}" if checked else ""
+        lines.append(f"{mark}{e.name:<32}{e.matches:>9}{len(e.programs):>10}{e.cost_with:>14,.0f}"
+                     f"{e.cost_without:>14,.0f}{e.saved:>12,.0f}  {verdict}".rstrip())
     fired = sum(1 for e in effects if e.matches)
     lines.append(f"{fired} of {len(effects)} rules fired over {n_programs} programs")
+    flagged = [e for e in effects if checked and e.verdict != "ok"]
+    if flagged:
+        lines.append(f"{len(flagged)} rules whose verdict is not ok (details: `eqjax rules verify --load FILE`):")
+        lines += [f"  {e.name}: {e.verdict}" + (f": {e.verdict_note}" if e.verdict_note else "") for e in flagged]
     return "\n".join(lines)

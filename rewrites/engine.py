@@ -109,6 +109,7 @@ class Report:
     kept_input: bool = False  # the input program was returned: extraction found nothing cheaper (or no time)
     peak_rss_mb: float = 0  # the process's peak resident memory so far, in MiB
     certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
+    accuracy: dict | None = None  # with optimize(..., accuracy=True): rewrites/accuracy.py
     steps: list[Step] = field(default_factory=list)  # the saturation loop's runs, in order
 
     def __post_init__(self):
@@ -130,6 +131,10 @@ class Report:
         if self.loops_hoisted or self.loops_pruned:
             lines.append(f"loops: {self.loops_hoisted} equations hoisted out of bodies, "
                          f"{self.loops_pruned} dead outputs dropped")
+        if self.accuracy is not None:
+            from rewrites.accuracy import summary_lines
+
+            lines += summary_lines(self.accuracy)
         if self.steps:
             lines.append("runs of the saturation loop:\n" + self.steps_table())
         return "\n".join(lines)
@@ -671,7 +676,8 @@ def peak_rss_mb() -> float:
 def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
              limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
              extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-             loops: bool = True, certificate: bool = False, trace: bool = False) -> tuple[ClosedJaxpr, Report]:
+             loops: bool = True, certificate: bool = False, trace: bool = False,
+             accuracy: bool = False) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
 
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
@@ -682,6 +688,8 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     the run that `rewrites.certificate.replay` re-checks (plain runs only: not with extend/prelude/baseline).
     `report.steps` records each run of the saturation loop; `trace=True` runs one iteration per run and counts
     e-nodes and e-classes after each (`Report.steps_table`).
+    `accuracy=True` attaches `report.accuracy`: both programs' bits of error against the exact results, and
+    a warning when `real`/`unsafe` rules changed results (`rewrites.accuracy`; plain runs only).
     `closed` may be a live `jax.core.ClosedJaxpr`, converted first (`ir.from_jax.convert`)."""
     from ir.jax_convert import as_program
     from rewrites.costs import get_cost_model
@@ -694,6 +702,11 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         raise CertificateError("a certificate records a plain optimize run; this one has a transform's "
                                "extend/prelude/baseline, whose output does not compute what its input does")
+    if accuracy and transformed:
+        from rewrites.accuracy import UnsupportedAccuracy
+
+        raise UnsupportedAccuracy("an accuracy report compares a plain optimize run's output with its input; this "
+                                  "one has a transform's extend/prelude/baseline, whose output computes something else")
     sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops,
                     trace=trace)
     optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
@@ -702,6 +715,14 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         report.certificate = make_certificate(closed, optimized, report, rules=rules, cost=cost,
                                               extractor=extractor, limits=limits, loops=loops)
+    if accuracy:
+        from ir.errors import UnsupportedPrimitive
+        from rewrites.accuracy import UnsupportedAccuracy, measure_accuracy, unsupported
+
+        try:
+            report.accuracy = measure_accuracy(closed, optimized, rules, report.rule_matches)
+        except (UnsupportedPrimitive, UnsupportedAccuracy) as e:
+            report.accuracy = unsupported(str(e))
     return optimized, report
 
 

@@ -150,7 +150,7 @@ def cmd_optimize(args) -> int:
     closed = parse_jaxpr(_read_text(args.file))
     optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
                                  limits=_limits(args), loops=args.loops, certificate=bool(args.certificate),
-                                 trace=args.trace)
+                                 trace=args.trace, accuracy=args.accuracy)
     if args.certificate:
         certificate, report.certificate = report.certificate, None  # written to its own file, not in the report
         Path(args.certificate).write_text(json.dumps(certificate, indent=1) + "\n")
@@ -364,8 +364,9 @@ def cmd_rules_verify(args) -> int:
 
 
 def cmd_rules_effect(args) -> int:
-    from rewrites.effect import corpus, format_effects, rule_effect
+    from rewrites.effect import add_verdicts, corpus, format_effects, rule_effect
     from rewrites.rulecompile import load_rules
+    from rewrites.ruletext import parse_rules
 
     cli_options.check_rules(args.base, "--base")
     cli_options.check_cost(args.cost)
@@ -374,6 +375,7 @@ def cmd_rules_effect(args) -> int:
     rules = load_rules(args.file)
     programs = corpus(args.programs)
     effects, skipped = rule_effect(rules, programs, base=args.base, cost=args.cost)
+    add_verdicts(effects, parse_rules(_read_rule_text(args.file), args.file), budget=args.budget)
     if args.json:
         print(json.dumps({"rules": [e.as_dict() for e in effects], "programs": len(programs),
                           "skipped": [{"program": n, "reason": why} for n, why in skipped]}, indent=1))
@@ -609,6 +611,9 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--certificate", metavar="RUN.json", help="write the run's certificate (eqjax replay checks it)")
     o.add_argument("--trace", action="store_true",
                    help="one iteration per run of the saturation loop, e-nodes and e-classes counted after each")
+    o.add_argument("--accuracy", action="store_true", help="bits of error of the input and the optimized program "
+                   "against exact (high-precision) results on sampled and special inputs, per output; warns when "
+                   "real or unsafe rules changed results")
     o.set_defaults(func=cmd_optimize)
 
     rp = sub.add_parser("replay", help="re-run a certificate's optimize run; confirm its output and verdict")
@@ -673,6 +678,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "*.json (default: the oracle programs)")
     re_.add_argument("--base", default="default", help="the rule set the file's rules are added to")
     re_.add_argument("--cost", default="flops", help=COST_HELP)
+    re_.add_argument("--budget", type=int, default=100, help="hypothesis examples per rule and dtype for the "
+                     "verdict column, the check of `rules verify` (default 100)")
     re_.add_argument("--json", action="store_true")
     re_.set_defaults(func=cmd_rules_effect)
     rs = r_sub.add_parser("semantics", help="random programs and every fixture optimized under each rule set and "

@@ -266,7 +266,10 @@ def _wrap(value: int, dtype) -> int:
     return value - (1 << bits) if dtype.kind == "i" and value >= 1 << (bits - 1) else value
 
 
-class _Interp:
+class Interpreter:
+    """The elementwise rules of the module docstring on scalars (also applied element by element to whole
+    arrays: rewrites/accuracy.py)."""
+
     def __init__(self, dps: int, domain: bool):
         self.ctx = context(dps)
         self.domain = domain
@@ -411,7 +414,7 @@ def _sum_exact(ctx, a, b) -> bool:
     return max(ha, hb) + 1 - min(la, lb) <= ctx.prec
 
 
-def _significance(ctx, prim: str, args: list, exacts: list[bool], r) -> tuple[bool, bool]:
+def significance(ctx, prim: str, args: list, exacts: list[bool], r) -> tuple[bool, bool]:
     """(exact, unreliable) of `r = prim(*args)`."""
     floats = [a for a in args if is_float(a)]
     if not is_float(r) and prim not in COMPARE:
@@ -457,7 +460,7 @@ def _significance(ctx, prim: str, args: list, exacts: list[bool], r) -> tuple[bo
 
 def run(closed, point: Sequence, in_dtypes: Sequence, dps: int, domain: bool) -> tuple:
     """(the output value, whether it is reliable: no step's result was decided by rounding)."""
-    interp = _Interp(dps, domain)
+    interp = Interpreter(dps, domain)
     ctx = interp.ctx
     jaxpr = closed.jaxpr
     env: dict[int, tuple] = {}
@@ -476,7 +479,7 @@ def run(closed, point: Sequence, in_dtypes: Sequence, dps: int, domain: bool) ->
             raise UnsupportedPrimitive(eqn.primitive, "high-precision evaluation (one result)", WHERE)
         args, exacts = zip(*[read(a) for a in eqn.invars], strict=True) if eqn.invars else ((), ())
         r = interp.apply(eqn, list(args))
-        exact, bad = _significance(ctx, eqn.primitive, list(args), list(exacts), r)
+        exact, bad = significance(ctx, eqn.primitive, list(args), list(exacts), r)
         unreliable |= bad
         env[id(eqn.outvars[0])] = (r, exact)
     return read(jaxpr.outvars[0])[0], not unreliable
