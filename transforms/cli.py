@@ -17,6 +17,8 @@
     eqjax jvp FILE|- / vjp FILE|-      the optimized JVP program (primals, tangents) / VJP program
       (conformance, grad, jvp, vjp: --custom-rules FILE.py runs a Python file that registers the custom
       derivative rules the jaxprs name, see ir/custom_rules.py; repeatable)
+    eqjax explain FILE|-               the optimized program derived from the input, rule by rule, each step
+                                       re-checked on sample inputs (transforms/cli_explain.py)
     eqjax show FILE|- --out X.html|X.svg  the saturated e-graph as an HTML page, or the program before and after
                                        optimization as an SVG (transforms/cli_show.py)
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
@@ -49,6 +51,7 @@ from eval.oracle import DEFAULT_ORACLE
 from ir.errors import EqjaxError, clipped
 from transforms import cli_options
 from transforms.cli_options import UsageError
+from transforms.cli_explain import add_explain_parser
 from transforms.cli_show import add_show_parser
 
 
@@ -737,6 +740,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="trace, print and evaluate a small MLP loss")
     d.set_defaults(func=cmd_demo)
     add_show_parser(sub)  # eqjax show: pictures (transforms/cli_show.py)
+    add_explain_parser(sub)  # eqjax explain: derivations (transforms/cli_explain.py)
     return p
 
 

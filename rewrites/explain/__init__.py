@@ -27,7 +27,7 @@ from rewrites.explain.match import Term
 from rewrites.explain.render import recheck, sample_inputs, term_program
 from rewrites.rulesets import resolve_rules
 
-__all__ = ["Derivation", "Step", "checked_steps", "derive_terms", "explain", "input_terms"]
+__all__ = ["Derivation", "Step", "checked_steps", "chosen_terms", "derive_terms", "explain", "input_terms"]
 
 
 @dataclass
@@ -41,6 +41,11 @@ class Step:
     before: ClosedJaxpr  # the subterm before, and after, as programs over the inputs
     after: ClosedJaxpr
     recheck: str | None  # None: the two sides agree on the samples; else the difference
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "soundness": self.soundness, "reversed": self.reversed, "output": self.output,
+                "path": list(self.path), "equation": self.equation, "before": str(self.before),
+                "after": str(self.after), "recheck": self.recheck}
 
     def __str__(self) -> str:
         where = f"output {self.output}" + (f", at {'.'.join(map(str, self.path))}" if self.path else "")
