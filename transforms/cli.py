@@ -50,8 +50,8 @@ from pathlib import Path
 from eval.oracle import DEFAULT_ORACLE
 from ir.errors import EqjaxError, clipped
 from transforms import cli_options
-from transforms.cli_options import UsageError
 from transforms.cli_explain import add_explain_parser
+from transforms.cli_options import UsageError
 from transforms.cli_show import add_show_parser
 
 
