@@ -111,6 +111,7 @@ class Report:
     certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
     accuracy: dict | None = None  # with optimize(..., accuracy=True): rewrites/accuracy.py
     steps: list[Step] = field(default_factory=list)  # the saturation loop's runs, in order
+    shaping_rules: dict[str, int] | None = None  # rule -> steps on the derivation (`rewrites.explain` fills it)
 
     def __post_init__(self):
         self.steps = [s if isinstance(s, Step) else Step(**s) for s in self.steps]  # from `as_dict` (disk cache)
@@ -135,6 +136,9 @@ class Report:
             from rewrites.accuracy import summary_lines
 
             lines += summary_lines(self.accuracy)
+        if self.shaping_rules is not None:
+            lines.append("rules on the derivation (what shaped the result): "
+                         + (", ".join(f"{n} ×{c}" for n, c in sorted(self.shaping_rules.items())) or "none"))
         if self.steps:
             lines.append("runs of the saturation loop:\n" + self.steps_table())
         return "\n".join(lines)

@@ -92,12 +92,15 @@ def explain(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greed
     sat = saturated(closed, rules, limits, keep_loaded=True)
     optimized, report = extract_program(sat, model, extractor, baseline=closed, deadline=None)
     if report.kept_input:
+        report.shaping_rules = {}
         return Derivation(closed, optimized, report)
     choice = extract(sat.view, sat.costs(model), method=extractor).choice
     inputs = input_terms(sat.loaded, sat.view)
     outputs = chosen_terms(sat.view, choice)
     raw = derive_terms(sat.view, resolve_rules(rules), report, inputs, outputs)
-    return Derivation(closed, optimized, report, checked_steps(sat.view, sat.enc, raw, closed, samples))
+    derivation = Derivation(closed, optimized, report, checked_steps(sat.view, sat.enc, raw, closed, samples))
+    report.shaping_rules = dict(derivation.shaping_rules)
+    return derivation
 
 
 def checked_steps(view, enc, raw: list[RawStep], program: ClosedJaxpr, samples: int = 6) -> list[Step]:

@@ -36,6 +36,7 @@ def test_the_derivation_ends_at_the_optimized_program_and_every_step_checks():
     d = explain(_closed())
     assert d.steps and d.complete
     assert {"mul-one", "sub-self"} <= set(d.shaping_rules) <= {n for n, c in d.report.rule_matches.items() if c}
+    assert d.report.shaping_rules == dict(d.shaping_rules) and "what shaped the result" in d.report.summary()
     first = d.steps[0]
     assert first.rule == "mul-one" and first.soundness == "exact" and first.equation == 1
     assert "mul a 1.0" in str(first.before) and str(first.after).endswith("in (a,) }")
