@@ -215,7 +215,7 @@ def cmd_derivative(args) -> int:
     from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
 
     closed = parse_jaxpr(_read_text(args.file))
-    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops)
+    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops, measure_transformed=True)
     floats = float_positions(closed.jaxpr.invars)
     if args.command == "grad":
         outs = closed.jaxpr.outvars
@@ -250,7 +250,7 @@ def cmd_vmap(args) -> int:
     from transforms.batching.programs import vmap_program
 
     closed = parse_jaxpr(_read_text(args.file))
-    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops)
+    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops, measure_transformed=True)
     in_axes = _axes(args.in_axes, len(closed.jaxpr.invars), "--in-axes")
     out_axes = _axes(args.out_axes, len(closed.jaxpr.outvars), "--out-axes")
     program, report = vmap_program(closed, in_axes, out_axes, args.axis_size, options)

@@ -51,10 +51,10 @@ def run_demo() -> None:
     direct = np.mean((np.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
     print(f"# plain NumPy reference:  loss = {float(direct):.12g}")
 
-    from transforms.ad.programs import grad_program
+    from transforms.ad.programs import Options, grad_program
 
     n_params = len(tree_leaves(params))
-    gradient, grad_report = grad_program(closed, list(range(n_params)))
+    gradient, grad_report = grad_program(closed, list(range(n_params)), options=Options(measure_transformed=True))
     print("\n# gradient with respect to the params (AD rules + default algebra, one e-graph)")
     print(gradient)
     print(grad_report.summary())

@@ -9,7 +9,7 @@ import numpy as np
 import ir
 import ir.numpy as jnp
 from rewrites.engine import Limits, Report, optimize
-from transforms.ad.programs import grad_program
+from transforms.ad.programs import Options, grad_program
 from transforms.demo import example_inputs, mlp_loss
 
 
@@ -52,10 +52,12 @@ def test_report_round_trips_through_its_dict():
 def test_a_gradient_is_measured_against_the_unoptimized_gradient():
     params, x, y = example_inputs()
     closed = ir.make_jaxpr(mlp_loss)(params, x, y)
-    gradient, report = grad_program(closed, [0, 1, 2, 3])
+    gradient, report = grad_program(closed, [0, 1, 2, 3], options=Options(measure_transformed=True))
     assert report.steps[0].phase == "prelude" and report.steps[0].matches
     assert report.cost_transformed is not None and report.eqns_transformed > report.eqns_before
     assert report.cost_after <= report.cost_transformed
     assert "as transformed" in report.summary()
     _, plain = optimize(closed)
     assert plain.cost_transformed is None and "as transformed" not in plain.summary()
+    _, unmeasured = grad_program(closed, [0, 1, 2, 3])
+    assert unmeasured.cost_transformed is None and unmeasured.cost_after == report.cost_after

@@ -43,6 +43,7 @@ class Options:
     extractor: str = "greedy_dag"
     limits: Limits | None = None
     loops: bool = True  # the loop-aware parts of `optimize` (False: off, for comparison)
+    measure_transformed: bool = False  # also cost the unoptimized transformed program (`Report.cost_transformed`)
 
 
 DEFAULT_OPTIONS = Options()
@@ -59,7 +60,8 @@ def ad_rules() -> tuple[Rule, ...]:
 
 def _optimize(closed: ClosedJaxpr, extend, options: Options) -> tuple[ClosedJaxpr, Report]:
     return optimize(closed, rules=options.rules, cost=options.cost, extractor=options.extractor,
-                    limits=options.limits, prelude=ad_rules(), extend=extend, loops=options.loops)
+                    limits=options.limits, prelude=ad_rules(), extend=extend, loops=options.loops,
+                    measure_transformed=options.measure_transformed)
 
 
 class _Outputs:

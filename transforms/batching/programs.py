@@ -103,7 +103,8 @@ def vmap_program(closed: ClosedJaxpr, in_axes: Sequence[int | None], out_axes: i
         return results
 
     return optimize(carrier, rules=options.rules, cost=options.cost, extractor=options.extractor,
-                    limits=options.limits, prelude=vmap_rules(), extend=extend, baseline=flat, loops=options.loops)
+                    limits=options.limits, prelude=vmap_rules(), extend=extend, baseline=flat, loops=options.loops,
+                    measure_transformed=options.measure_transformed)
 
 
 def _batched_input(aval: ShapedArray, axis: int, size: int) -> ShapedArray:
