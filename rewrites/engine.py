@@ -166,9 +166,15 @@ class Report:
                          + ", ".join(f"{n} ×{c}" for n, c in top[:4]) + (" ..." if len(top) > 4 else ""))
         return "\n".join(lines)
 
-    def as_dict(self) -> dict:
+    def as_dict(self, times: bool = True) -> dict:
+        """The report as plain data; `times=False` leaves out what changes from run to run of the same
+        program (seconds, the process's peak memory)."""
         d = dict(self.__dict__)
         d["steps"] = [dict(s.__dict__) for s in self.steps]
+        if not times:
+            del d["seconds"], d["peak_rss_mb"]
+            for step in d["steps"]:
+                del step["seconds"]
         return d
 
 
