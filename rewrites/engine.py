@@ -109,7 +109,7 @@ class Report:
     kept_input: bool = False  # the input program was returned: extraction found nothing cheaper (or no time)
     peak_rss_mb: float = 0  # the process's peak resident memory so far, in MiB
     certificate: dict | None = None  # with optimize(..., certificate=True): rewrites/certificate.py
-    accuracy: dict | None = None  # with optimize(..., accuracy=True): rewrites/accuracy.py
+    accuracy: dict | None = None  # with optimize(..., accuracy=True): rewrites/accuracy/
     steps: list[Step] = field(default_factory=list)  # the saturation loop's runs, in order
     shaping_rules: dict[str, int] | None = None  # rule -> steps on the derivation (`rewrites.explain` fills it)
 

@@ -268,7 +268,7 @@ def _wrap(value: int, dtype) -> int:
 
 class Interpreter:
     """The elementwise rules of the module docstring on scalars (also applied element by element to whole
-    arrays: rewrites/accuracy.py)."""
+    arrays: rewrites/accuracy/)."""
 
     def __init__(self, dps: int, domain: bool):
         self.ctx = context(dps)
