@@ -14,7 +14,7 @@ demo: $(STAMP)
 	.venv/bin/eqjax demo
 
 test: $(STAMP) system-deps
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -rs -n auto
 
 # Debian packages the tests need: chromium (the browser test of `eqjax show`'s page, driven by playwright without
 # `playwright install`) and graphviz (`dot`, which `eqjax show` lays out with). Installed only when missing.
