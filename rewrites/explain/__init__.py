@@ -17,6 +17,7 @@ with computed right sides, which the pattern language does not hold.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -123,13 +124,30 @@ def derive_terms(view, rule_list, report: Report, inputs: list[Term], outputs: l
     return deriver.steps
 
 
+_FIRST_USE = re.compile(r"^\w+-e(\d+)-")  # a class holding input equation k's result (serialize.canonical_class_ids)
+
+
 def _step(view, enc, raw: RawStep, samples: list) -> Step:
-    before, after = term_program(view, raw.before, enc), term_program(view, raw.after, enc)
+    """The step as programs: the subterm before and after, or, for a subterm inside a loop body (over the
+    body's own inputs), the whole output before and after."""
+    shown = (raw.before, raw.after)
+    if raw.whole_before is not None and (_in_body(view, raw.before) or _in_body(view, raw.after)):
+        shown = (raw.whole_before, raw.whole_after)
+    before, after = (term_program(view, t, enc) for t in shown)
     soundness = raw.rule.soundness if raw.rule is not None else UNEXPLAINED
-    cls = view.node_class[raw.before.node]
-    equation = int(cls.split("-e")[1].split("-")[0]) if "-e" in cls else None
+    first_use = _FIRST_USE.match(view.node_class[raw.before.node])
+    equation = int(first_use.group(1)) if first_use else None
     return Step(raw.rule.name if raw.rule is not None else UNEXPLAINED, soundness, raw.reversed, raw.output,
                 raw.path, equation, before, after, recheck(before, after, soundness, samples))
+
+
+def _in_body(view, term: Term, seen: set | None = None) -> bool:
+    """Whether `term` reads a loop body's inputs (`barg`): it only exists inside that body."""
+    seen = set() if seen is None else seen
+    if term in seen:
+        return False
+    seen.add(term)
+    return view.nodes[term.node].op == "barg" or any(_in_body(view, k, seen) for k in term.kids)
 
 
 def input_terms(loaded, view, roots: list[str] | None = None) -> list[Term]:

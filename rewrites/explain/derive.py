@@ -63,6 +63,8 @@ class RawStep:
     reversed: bool
     before: Term
     after: Term
+    whole_before: Term | None = None  # the output's whole term before and after the step
+    whole_after: Term | None = None
 
 
 class Deriver:
@@ -155,9 +157,9 @@ class Deriver:
         return self.program[out].at(path)
 
     def record(self, out: int, path: Position, rule, rev: bool, after: Term) -> None:
-        before = self.at(out, path)
-        self.steps.append(RawStep(out, path, rule, rev, before, after))
-        self.program[out] = self.program[out].replace(path, after)
+        before, whole = self.at(out, path), self.program[out]
+        self.program[out] = whole.replace(path, after)
+        self.steps.append(RawStep(out, path, rule, rev, before, after, whole, self.program[out]))
 
     def make(self, out: int, path: Position, target: Term, depth: int = 0) -> None:
         """Rewrite the subterm at `path` of output `out` into `target` (one class), recording the steps."""

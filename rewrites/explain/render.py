@@ -64,9 +64,8 @@ def recheck(before: ClosedJaxpr, after: ClosedJaxpr, soundness: str, samples: li
     """None when the two sides agree on every sample under the soundness class's judge, else the difference."""
     judge, tol = JUDGE_OF[soundness], tolerance_for(before)
     for args in samples:
-        [want] = eval_jaxpr(before, *args)
-        [got] = eval_jaxpr(after, *args)
-        problem = judge(np.asarray(want), np.asarray(got), FINITE, tol)
-        if problem:
-            return problem
+        for want, got in zip(eval_jaxpr(before, *args), eval_jaxpr(after, *args), strict=True):
+            problem = judge(np.asarray(want), np.asarray(got), FINITE, tol)
+            if problem:
+                return problem
     return None
