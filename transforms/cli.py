@@ -576,16 +576,18 @@ def cmd_demo(args) -> int:
 COST_HELP = "cost model: ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH"
 
 
-def _optimizer_args(o: argparse.ArgumentParser) -> None:
+def _optimizer_args(o: argparse.ArgumentParser, output: bool = True) -> None:
+    """The optimizer's knobs; with `output`, also --no-loop-rewrites and --json."""
     o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
     o.add_argument("--cost", default="flops", help=COST_HELP)
     o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
     o.add_argument("--node-limit", type=_non_negative(int), help="stop saturating past this many e-nodes")
     o.add_argument("--iter-limit", type=_non_negative(int), help="at most this many iterations (0: none)")
     o.add_argument("--time-limit", type=_non_negative(float), help="seconds of saturation at most")
-    o.add_argument("--no-loop-rewrites", dest="loops", action="store_false",
-                   help="turn off loop-invariant hoisting, trip-count weights and dead loop outputs (comparison)")
-    o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
+    if output:
+        o.add_argument("--no-loop-rewrites", dest="loops", action="store_false",
+                       help="turn off loop-invariant hoisting, trip-count weights and dead loop outputs (comparison)")
+        o.add_argument("--json", action="store_true", help="one JSON object with the jaxpr and the report")
 
 
 def _custom_rules_arg(p: argparse.ArgumentParser) -> None:

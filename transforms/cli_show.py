@@ -22,18 +22,13 @@ SUFFIXES = {".html": "the saturated e-graph as an HTML page", ".svg": "the progr
 
 
 def add_show_parser(sub) -> None:
-    from transforms.cli import COST_HELP, _non_negative
+    from transforms.cli import _non_negative, _optimizer_args
 
     s = sub.add_parser("show", help="draw the saturated e-graph (--out X.html) or the program before and after "
                                     "optimization (--out X.svg)")
     s.add_argument("file", help="a file with jaxpr text, or - for stdin")
     s.add_argument("--out", required=True, help="X.html: the e-graph page; X.svg: the program before and after")
-    s.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
-    s.add_argument("--cost", default="flops", help=COST_HELP)
-    s.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
-    s.add_argument("--node-limit", type=_non_negative(int), help="stop saturating past this many e-nodes")
-    s.add_argument("--iter-limit", type=_non_negative(int), help="at most this many iterations (0: none)")
-    s.add_argument("--time-limit", type=_non_negative(float), help="seconds of saturation at most")
+    _optimizer_args(s, output=False)
     s.add_argument("--focus", metavar="CLASS", help="(.html) draw only this class's neighbourhood: a name c<k> "
                                                     "from the page, a class id, or a unique part of one")
     s.add_argument("--radius", type=_non_negative(int), default=2, help="(.html) steps from the focus (default 2)")
