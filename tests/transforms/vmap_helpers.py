@@ -23,7 +23,7 @@ from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
-from tests.profile import NIGHTLY
+from tests.profile import NIGHTLY, ci_share
 from tests.transforms.ad_helpers import Spec
 from transforms.ad.programs import Options
 from transforms.batching.programs import vmap_program
@@ -136,15 +136,16 @@ def vmap_spec_tests(specs: Sequence[Spec]) -> tuple[Callable, Callable]:
     return test_axes, test_random
 
 
-ORACLE_STRIDE = 1 if NIGHTLY else 2
+ORACLE_STRIDE = 2  # under `ci` (`ci_share`); every case nightly
 
 
 def assert_oracle(family: str, checks: Sequence[str] = ("vmap",), select: Callable = lambda case: True,
                   stride: int | None = None) -> list:
-    """Runs the family's oracle batching checks (every `stride`-th case); fails listing every failure."""
+    """Runs the family's oracle batching checks (under `ci` every `stride`-th case, nightly all); fails listing
+    every failure."""
     import transforms.batching.checks  # noqa: F401  (registers the batching checks)
 
-    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)][::stride or ORACLE_STRIDE]
+    cases = ci_share([c for c in load_fixtures([ORACLE], [family]) if select(c)], stride or ORACLE_STRIDE)
     outcomes = run_conformance(cases, list(checks))
     failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]
     assert not failed, "\n".join(failed)
