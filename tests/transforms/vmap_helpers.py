@@ -139,13 +139,18 @@ def vmap_spec_tests(specs: Sequence[Spec]) -> tuple[Callable, Callable]:
 ORACLE_STRIDE = 2  # under `ci` (`ci_share`); every case nightly
 
 
+def primitive_set(case) -> tuple[str, ...]:
+    return tuple(sorted(case.primitives))
+
+
 def assert_oracle(family: str, checks: Sequence[str] = ("vmap",), select: Callable = lambda case: True,
-                  stride: int | None = None) -> list:
-    """Runs the family's oracle batching checks (under `ci` every `stride`-th case, nightly all); fails listing
-    every failure."""
+                  stride: int | None = None, one_per: Callable | None = None) -> list:
+    """Runs the family's oracle batching checks (under `ci` every `stride`-th case, or with `one_per` the first
+    case of each `one_per(case)` group; nightly all); fails listing every failure."""
     import transforms.batching.checks  # noqa: F401  (registers the batching checks)
 
-    cases = ci_share([c for c in load_fixtures([ORACLE], [family]) if select(c)], stride or ORACLE_STRIDE)
+    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)]
+    cases = ci_share(cases, None, by=one_per) if one_per else ci_share(cases, stride or ORACLE_STRIDE)
     outcomes = run_conformance(cases, list(checks))
     failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]
     assert not failed, "\n".join(failed)
