@@ -21,7 +21,7 @@ from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
-from tests.profile import NIGHTLY
+from tests.profile import ci_share
 from transforms.ad.build import float_positions
 from transforms.ad.programs import Options, jvp_program, vjp_program
 from transforms.ad.verify import random_like, transpose_sides
@@ -148,7 +148,7 @@ def check_spec(spec: Spec, seed: int) -> None:
 
 # Each oracle case builds its derivative programs through egglog (0.1-0.5 s): the `ci` profile checks
 # every third case of a family, `nightly` all of them.
-ORACLE_STRIDE = 1 if NIGHTLY else 3
+ORACLE_STRIDE = 3  # under `ci` (`ci_share`); every case nightly
 # Examples per spec row (a row's derivative programs are built once; examples vary the values) and per
 # random-configuration test (each example builds new programs): 5 and 4 under `ci`, 250 and 200 nightly.
 SPEC_EXAMPLES = settings(max_examples=max(3, settings.default.max_examples // 20))
@@ -157,11 +157,11 @@ CONFIG_EXAMPLES = settings(max_examples=max(3, settings.default.max_examples // 
 
 def assert_oracle(family: str, checks: Sequence[str] = ("jvp", "vjp"), select: Callable = lambda case: True,
                   stride: int | None = None) -> list:
-    """Runs the family's oracle cases (every `stride`-th, default `ORACLE_STRIDE`); fails listing every
-    failed case. Returns the outcomes, so a test can also assert which were skipped."""
+    """Runs the family's oracle cases (under `ci` every `stride`-th, default `ORACLE_STRIDE`; nightly all); fails
+    listing every failed case. Returns the outcomes, so a test can also assert which were skipped."""
     import transforms.ad.checks  # noqa: F401  (registers the AD checks)
 
-    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)][::stride or ORACLE_STRIDE]
+    cases = ci_share([c for c in load_fixtures([ORACLE], [family]) if select(c)], stride or ORACLE_STRIDE)
     outcomes = run_conformance(cases, list(checks))
     failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]
     assert not failed, "\n".join(failed)

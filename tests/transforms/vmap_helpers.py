@@ -23,7 +23,7 @@ from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
 from tests.oracle_paths import ORACLE
-from tests.profile import NIGHTLY
+from tests.profile import NIGHTLY, ci_share
 from tests.transforms.ad_helpers import Spec
 from transforms.ad.programs import Options
 from transforms.batching.programs import vmap_program
@@ -136,15 +136,21 @@ def vmap_spec_tests(specs: Sequence[Spec]) -> tuple[Callable, Callable]:
     return test_axes, test_random
 
 
-ORACLE_STRIDE = 1 if NIGHTLY else 2
+ORACLE_STRIDE = 2  # under `ci` (`ci_share`); every case nightly
+
+
+def primitive_set(case) -> tuple[str, ...]:
+    return tuple(sorted(case.primitives))
 
 
 def assert_oracle(family: str, checks: Sequence[str] = ("vmap",), select: Callable = lambda case: True,
-                  stride: int | None = None) -> list:
-    """Runs the family's oracle batching checks (every `stride`-th case); fails listing every failure."""
+                  stride: int | None = None, one_per: Callable | None = None) -> list:
+    """Runs the family's oracle batching checks (under `ci` every `stride`-th case, or with `one_per` the first
+    case of each `one_per(case)` group; nightly all); fails listing every failure."""
     import transforms.batching.checks  # noqa: F401  (registers the batching checks)
 
-    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)][::stride or ORACLE_STRIDE]
+    cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)]
+    cases = ci_share(cases, None, by=one_per) if one_per else ci_share(cases, stride or ORACLE_STRIDE)
     outcomes = run_conformance(cases, list(checks))
     failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]
     assert not failed, "\n".join(failed)
