@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rewrites.decode import args_classes
 from rewrites.egraph_view import EGraphView, canonical
 
 _LEAF_NAMES = {"inp": "in", "const": "const", "barg": "arg"}
@@ -70,20 +71,13 @@ def node_text(view: EGraphView, i: int, child_text) -> str:
         return _LEAF_NAMES[node.op] + "".join(str(p) for p in node.payload)
     if node.op == "scalar":
         return repr(node.payload[0])
-    if node.op in ("cons", "nil"):
-        return "[" + ", ".join(_cons_items(view, i, child_text)) + "]"
+    if node.op == "nil":
+        return "[]"
+    if node.op == "cons":
+        return "[" + ", ".join(map(child_text, [node.children[0], *args_classes(view, node.children[1])])) + "]"
     params = [canonical(p) for p in node.payload if p not in ("", ())]
     head = node.op + (f"[{', '.join(params)}]" if params else "")
     return f"{head}({', '.join(child_text(c) for c in node.children)})"
-
-
-def _cons_items(view: EGraphView, i: int, child_text) -> list[str]:
-    items = []
-    node = view.nodes[i]
-    while node.op == "cons":
-        items.append(child_text(node.children[0]))
-        node = view.nodes[view.classes[node.children[1]][0]]
-    return items
 
 
 def closest(view: EGraphView, left: str, right: str, terms: Terms | None = None) -> Closest:

@@ -491,9 +491,10 @@ _SATURATION_SHARE = 0.5
 
 
 def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseline: ClosedJaxpr | None = None,
-                    deadline: float | None = None) -> tuple[ClosedJaxpr, Report]:
+                    deadline: float | None = None, extraction=None) -> tuple[ClosedJaxpr, Report]:
     """The cheapest program of a saturated e-graph under `cost`, and the report (a copy of the
-    saturation's, completed with the costs and the extraction).
+    saturation's, completed with the costs and the extraction). A caller that needs the extraction's choice
+    itself (`rewrites.explain`, `rewrites.show`) extracts first and passes it as `extraction`.
 
     Never worse: when the outputs are the input program's own (`Saturated.program`), the input is returned
     if the extracted program costs more under the same model (`Report.kept_input`), or if `deadline` (a
@@ -507,18 +508,20 @@ def extract_program(sat: Saturated, cost="flops", extractor="greedy_dag", baseli
     report.cost_model, report.extractor = model.name, extractor
     report.cost_before = jaxpr_cost(model, baseline) if baseline is not None else 0
     clock = time.perf_counter()
-    costs = sat.costs(model)
-    report.seconds["costs"] = time.perf_counter() - clock
+    if extraction is None:
+        costs = sat.costs(model)
+        report.seconds["costs"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    if sat.program is not None and deadline is not None and clock > deadline:
-        return _kept_input(sat, report, model, "no time left")
-    options = {}
-    if extractor == "ilp" and deadline is not None:
-        options["time_limit"] = max(0.05, deadline - clock)
-    result = extract(sat.view, costs, method=extractor, **options)
+        clock = time.perf_counter()
+        if sat.program is not None and deadline is not None and clock > deadline:
+            return _kept_input(sat, report, model, "no time left")
+        options = {}
+        if extractor == "ilp" and deadline is not None:
+            options["time_limit"] = max(0.05, deadline - clock)
+        extraction = extract(sat.view, costs, method=extractor, **options)
+        report.seconds["extract"] = time.perf_counter() - clock
+    result = extraction
     report.extraction_status = result.status
-    report.seconds["extract"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
     optimized, stats = sat.decode(result.choice)

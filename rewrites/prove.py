@@ -17,6 +17,7 @@ from egglog import eq
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.tracing import make_jaxpr
 from rewrites.closest import Closest, Terms, closest
+from rewrites.decode import output_classes
 from rewrites.encode import encode
 from rewrites.engine import Limits, Report, fresh_egraph, saturate
 from rewrites.rulesets import resolve_rules
@@ -39,7 +40,7 @@ class Proof:
         if not self.equal:
             raise ValueError("not proved: there is no derivation; `closest` says how close it got")
         loaded, view, enc, rule_list, left = self._saturated
-        terms = input_terms(loaded, view, _output_classes(loaded))
+        terms = input_terms(loaded, view, output_classes(loaded))
         raw = derive_terms(view, rule_list, self.report, terms[:len(left.out_avals)], terms[len(left.out_avals):])
         return checked_steps(view, enc, raw, left, samples)
 
@@ -83,16 +84,7 @@ def prove_jaxprs_equal(left: ClosedJaxpr, right: ClosedJaxpr, rules="default",
         return Proof(False, report)
     if all(merged):
         return Proof(True, report, _saturated=(loaded, view, enc, rule_list, left))
-    outputs, terms = _output_classes(view), Terms(view)
+    outputs, terms = output_classes(view), Terms(view)
     gaps = {k: closest(view, outputs[k], outputs[len(lhs) + k], terms) for k, ok in enumerate(merged) if not ok}
     return Proof(False, report, gaps)
 
-
-def _output_classes(view) -> list[str]:
-    """The classes of the `Args` list bound to `ROOT_LET`, in order."""
-    out = []
-    node = view.nodes[view.classes[view.roots[0]][0]]
-    while node.op == "cons":
-        out.append(node.children[0])
-        node = view.nodes[view.classes[node.children[1]][0]]
-    return out

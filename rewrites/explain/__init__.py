@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ir.core import ClosedJaxpr
+from rewrites.decode import output_classes
 from rewrites.engine import Limits, Report, extract_program, saturated
 from rewrites.explain.derive import UNEXPLAINED, Deriver, RawStep
 from rewrites.explain.match import Term
@@ -55,7 +56,7 @@ class Step:
         arrow = "<=" if self.reversed else "=>"
         verdict = "agrees" if self.recheck is None else f"DIFFERS: {self.recheck}"
         return (f"{self.rule} {arrow} [{self.soundness}] at {where}; re-check {verdict}\n"
-                f"{_indent(_body(self.before))}\n    ->\n{_indent(_body(self.after))}")
+                f"{_indent(str(self.before))}\n    ->\n{_indent(str(self.after))}")
 
 
 @dataclass
@@ -91,13 +92,13 @@ def explain(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greed
     closed = as_program(closed)
     model = get_cost_model(cost)
     sat = saturated(closed, rules, limits, keep_loaded=True)
-    optimized, report = extract_program(sat, model, extractor, baseline=closed, deadline=None)
+    extraction = extract(sat.view, sat.costs(model), method=extractor)
+    optimized, report = extract_program(sat, model, extractor, baseline=closed, extraction=extraction)
     if report.kept_input:
         report.shaping_rules = {}
         return Derivation(closed, optimized, report)
-    choice = extract(sat.view, sat.costs(model), method=extractor).choice
     inputs = input_terms(sat.loaded, sat.view)
-    outputs = chosen_terms(sat.view, choice)
+    outputs = chosen_terms(sat.view, extraction.choice)
     raw = derive_terms(sat.view, resolve_rules(rules), report, inputs, outputs)
     derivation = Derivation(closed, optimized, report, checked_steps(sat.view, sat.enc, raw, closed, samples))
     report.shaping_rules = dict(derivation.shaping_rules)
@@ -164,7 +165,7 @@ def input_terms(loaded, view, roots: list[str] | None = None) -> list[Term]:
         if key in index:
             node_of[cid] = index[key]
             terms[cid] = Term(index[key], tuple(terms[c] for c in node.children))
-    return [terms[r] for r in (_outputs(loaded) if roots is None else roots)]
+    return [terms[r] for r in (output_classes(loaded) if roots is None else roots)]
 
 
 def chosen_terms(view, choice: dict[str, int]) -> list[Term]:
@@ -177,17 +178,7 @@ def chosen_terms(view, choice: dict[str, int]) -> list[Term]:
             hit = memo[cls] = Term(i, tuple(term(c) for c in view.nodes[i].children))
         return hit
 
-    return [term(r) for r in _outputs(view)]
-
-
-def _outputs(view) -> list[str]:
-    from rewrites.decode import output_classes
-
-    return output_classes(view)
-
-
-def _body(program: ClosedJaxpr) -> str:
-    return str(program)
+    return [term(r) for r in output_classes(view)]
 
 
 def _indent(text: str) -> str:

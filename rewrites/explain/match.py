@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from rewrites.decode import args_classes
 from rewrites.egraph_view import EGraphView
 from rewrites.pattern import App, Lit, Param, Pattern, PatternRule, Var
 from rewrites.ruletext import EXTRA
@@ -71,23 +72,13 @@ def operands(view: EGraphView, node_ix: int) -> tuple[str, list[str]]:
     """A node's primitive and operand classes as a pattern sees them (`apply`'s operands are its cons list)."""
     node = view.nodes[node_ix]
     if node.op in ("apply", "call"):
-        return node.payload[0], _cons_items(view, node.children[0])
+        return node.payload[0], args_classes(view, node.children[0])
     return node.op, list(node.children)
 
 
 def operand_path(view: EGraphView, node_ix: int, k: int) -> Position:
     """Where operand k of a node sits among a term's kids: kid k, or inside `apply`'s cons list."""
     return (0, *(1,) * k, 0) if view.nodes[node_ix].op in ("apply", "call") else (k,)
-
-
-def _cons_items(view: EGraphView, cls: str) -> list[str]:
-    out = []
-    while True:
-        node = view.nodes[view.classes[cls][0]]
-        if node.op != "cons":
-            return out
-        out.append(node.children[0])
-        cls = node.children[1]
 
 
 def _params_match(app: App, view: EGraphView, node_ix: int, bound: Bindings) -> Bindings | None:

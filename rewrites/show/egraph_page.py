@@ -1,12 +1,12 @@
 """The saturated e-graph of a program as one self-contained HTML page (`eqjax show prog.jaxpr --out g.html`).
 
 Built on the engine's public steps: `saturated(...)`, the node costs of `Saturated.costs(model)`, the
-extractor's choice (`rewrites.extract.extract`, the call `extract_program` makes) and `extract_program` for
-the report and the program the engine returns. Each e-class is a Graphviz cluster (`subgraph cluster_*`,
-as egg and egglog draw e-graphs) holding its e-nodes, with an edge from each e-node to each child class.
-Only term nodes are drawn (the view holds no analysis tables). The page inlines the SVG, its data as JSON
-and a little script (click a class: its children and parents light up and its details show), and loads
-nothing from the network.
+extractor's choice (`rewrites.extract.extract`), handed to `extract_program` for the report and the program
+the engine returns, so that the page draws the very extraction the program came from. Each e-class is a
+Graphviz cluster (`subgraph cluster_*`, as egg and egglog draw e-graphs) holding its e-nodes, with an edge
+from each e-node to each child class. Only term nodes are drawn (the view holds no analysis tables). The page
+inlines the SVG, its data as JSON and a little script (click a class: its children and parents light up and
+its details show), and loads nothing from the network.
 
 A class's cost is the DAG cost of the sub-program rooted at it: the cost of the chosen node of every class
 it reaches through chosen nodes, each class counted once. Chosen means the extractor's choice on the
@@ -95,7 +95,7 @@ def egraph_picture(closed: ClosedJaxpr, rules="default", cost="flops", extractor
     sat = saturated(closed, rules, limits)
     node_cost = normalize_costs(sat.view, sat.costs(model))
     extraction = extract(sat.view, node_cost, method=extractor)
-    program, report = extract_program(sat, model, extractor, baseline=closed)
+    program, report = extract_program(sat, model, extractor, baseline=closed, extraction=extraction)
     names = {cid: f"c{k}" for k, cid in enumerate(sat.view.classes)}
     whole = EGraphPicture(sat, model.name, extraction, program, report, node_cost, {}, names, [], [], 0, "", 0)
     return whole.focused(focus, radius, max_classes)
