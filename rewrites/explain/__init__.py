@@ -132,7 +132,7 @@ def _step(view, enc, raw: RawStep, samples: list) -> Step:
     """The step as programs: the subterm before and after, or, for a subterm inside a loop body (over the
     body's own inputs), the whole output before and after."""
     shown = (raw.before, raw.after)
-    if raw.whole_before is not None and (_in_body(view, raw.before) or _in_body(view, raw.after)):
+    if _in_body(view, raw.before) or _in_body(view, raw.after):
         shown = (raw.whole_before, raw.whole_after)
     before, after = (term_program(view, t, enc) for t in shown)
     soundness = raw.rule.soundness if raw.rule is not None else UNEXPLAINED

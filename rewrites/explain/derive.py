@@ -61,10 +61,16 @@ class RawStep:
     path: Position
     rule: PatternRule | None  # None: unexplained
     reversed: bool
-    before: Term
-    after: Term
-    whole_before: Term | None = None  # the output's whole term before and after the step
-    whole_after: Term | None = None
+    whole_before: Term  # the output's whole term before and after the step
+    whole_after: Term
+
+    @property
+    def before(self) -> Term:
+        return self.whole_before.at(self.path)
+
+    @property
+    def after(self) -> Term:
+        return self.whole_after.at(self.path)
 
 
 class Deriver:
@@ -157,9 +163,9 @@ class Deriver:
         return self.program[out].at(path)
 
     def record(self, out: int, path: Position, rule, rev: bool, after: Term) -> None:
-        before, whole = self.at(out, path), self.program[out]
+        whole = self.program[out]
         self.program[out] = whole.replace(path, after)
-        self.steps.append(RawStep(out, path, rule, rev, before, after, whole, self.program[out]))
+        self.steps.append(RawStep(out, path, rule, rev, whole, self.program[out]))
 
     def make(self, out: int, path: Position, target: Term, depth: int = 0) -> None:
         """Rewrite the subterm at `path` of output `out` into `target` (one class), recording the steps."""
@@ -191,10 +197,9 @@ class Deriver:
     def apply(self, out: int, path: Position, link: Link, depth: int) -> None:
         """Apply `link` to the subterm at `path`: first make its subterms the nodes the match used."""
         for pos in sorted((p for p in link.start_nodes if p and p[0] != VAR), key=len):
-            if True:
-                node = link.start_nodes[pos]
-                if not self.reroot(out, path + pos, node, depth + 1):
-                    self.make(out, path + pos, self.rooted(node, self.at(out, path + pos)), depth + 1)
+            node = link.start_nodes[pos]
+            if not self.reroot(out, path + pos, node, depth + 1):
+                self.make(out, path + pos, self.rooted(node, self.at(out, path + pos)), depth + 1)
         cur = self.at(out, path)
         if cur.node != link.source:  # an inner step changed the root (it should not): plan again
             return
