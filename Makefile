@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: demo test system-deps lint bench cost-models clean
+.PHONY: demo test check system-deps lint bench cost-models clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -15,6 +15,12 @@ demo: $(STAMP)
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q -rs -n auto
+
+# The day-to-day loop: ruff, then every test but the whole-corpus sweeps (tests.profile.SWEEPS), which `make test`
+# and CI keep running.
+check: $(STAMP)
+	.venv/bin/ruff check .
+	$(PY) -m pytest -q -rs -n auto -m "not sweep"
 
 # Debian packages the tests need: chromium (the browser test of `eqjax show`'s page, driven by playwright without
 # `playwright install`) and graphviz (`dot`, which `eqjax show` lays out with). Installed only when missing.

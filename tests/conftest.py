@@ -19,3 +19,21 @@ settings.register_profile("nightly", max_examples=5000, deadline=None,
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(PROFILE)
 os.environ["EQJAX_CACHE"] = "off"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks the whole-corpus sweeps of `tests.profile.SWEEPS` with `sweep`."""
+    import pytest
+
+    from tests.profile import SWEEPS
+
+    matched = set()
+    for item in items:
+        for prefix in SWEEPS:
+            if item.nodeid.startswith(prefix):
+                item.add_marker(pytest.mark.sweep)
+                matched.add(prefix)
+    if not config.args or config.args == ["tests"]:  # a whole run: every row must still name a test
+        stale = sorted(set(SWEEPS) - matched)
+        if stale:
+            raise pytest.UsageError(f"tests.profile.SWEEPS rows that match no test: {stale}")

@@ -4,7 +4,9 @@ change behaviour (issue 19) can be checked byte for byte.
 For each case: `optimize` (default rules, flops, greedy_dag), `jvp` (a tangent per float input), `vjp` (a
 cotangent input per float output, every float input), `vmap` (the case's `in_axes`, or every input on axis 0;
 batch size 3) and, for whole programs, `grad` (the case's argnums). A derivation eqjax refuses records the typed
-error instead; that must repeat too.
+error instead; that must repeat too. Saturation runs without its wall-clock bound (`Limits.seconds`), the one
+bound that depends on the machine's load: a loaded machine would otherwise stop a run early and derive another
+program (seen once: cholesky's JVP under five processes on two cores).
 
     python -m tests.golden record [--jobs N]     (re)write tests/golden/<family>.json
     python -m tests.golden check [--jobs N] [--every K] [ID...]   compare, print the differences, exit 1 on any
@@ -23,6 +25,7 @@ from ir.errors import EqjaxError
 from tests.oracle_paths import ORACLE
 
 HERE = Path(__file__).resolve().parent
+UNBOUNDED = 3600.0  # seconds
 
 
 def cases() -> list[Case]:
@@ -31,22 +34,24 @@ def cases() -> list[Case]:
 
 def derivations(case: Case) -> dict[str, str]:
     """What eqjax derives from `case`, each printed (or the typed error that refused it)."""
-    from rewrites.engine import optimize
-    from transforms.ad.programs import grad_program, jvp_program, vjp_program
+    from rewrites.engine import Limits, optimize
+    from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
     from transforms.batching.programs import vmap_program
 
     data = case.raw
     closed = parse_case(case)
     floats = [i for i, v in enumerate(closed.jaxpr.invars) if v.aval.dtype.kind in "fc"]
     in_axes = data["vmap"]["in_axes"] if "vmap" in data else [0] * len(closed.jaxpr.invars)
+    limits = Limits(seconds=UNBOUNDED)
+    options = Options(limits=limits)
     derive = {
-        "optimize": lambda: optimize(closed),
-        "jvp": lambda: jvp_program(closed),
-        "vjp": lambda: vjp_program(closed, floats),
-        "vmap": lambda: vmap_program(closed, in_axes, size=3),
+        "optimize": lambda: optimize(closed, limits=limits),
+        "jvp": lambda: jvp_program(closed, options=options),
+        "vjp": lambda: vjp_program(closed, floats, options=options),
+        "vmap": lambda: vmap_program(closed, in_axes, size=3, options=options),
     }
     if "grad" in data:
-        derive["grad"] = lambda: grad_program(closed, data["grad"]["argnums"])
+        derive["grad"] = lambda: grad_program(closed, data["grad"]["argnums"], options=options)
     return {what: _printed(f) for what, f in derive.items()}
 
 
