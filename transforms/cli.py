@@ -63,9 +63,10 @@ def _read_text(path: str) -> str:
 
 
 def cmd_conformance(args) -> int:
-    import transforms.ad.checks  # noqa: F401  (registers the AD checks)
-    import transforms.batching.checks  # noqa: F401  (registers the batching checks)
     from eval.oracle import ALL_CHECKS, load_fixtures, run_conformance, summarize
+    from transforms.checks import register_checks
+
+    register_checks()
 
     checks = [c.strip() for c in args.check.split(",") if c.strip()]
     unknown = [c for c in checks if c not in ALL_CHECKS]
@@ -211,8 +212,9 @@ def _print_program(args, program, report) -> int:
 
 def cmd_derivative(args) -> int:
     from ir.text import parse_jaxpr
+    from rewrites.options import Options
     from transforms.ad.build import float_positions
-    from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
+    from transforms.ad.programs import grad_program, jvp_program, vjp_program
 
     closed = parse_jaxpr(_read_text(args.file))
     options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops, measure_transformed=True)
@@ -246,7 +248,7 @@ def _axes(text: str | None, n: int, what: str) -> list[int | None]:
 
 def cmd_vmap(args) -> int:
     from ir.text import parse_jaxpr
-    from transforms.ad.programs import Options
+    from rewrites.options import Options
     from transforms.batching.programs import vmap_program
 
     closed = parse_jaxpr(_read_text(args.file))
