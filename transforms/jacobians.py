@@ -209,7 +209,9 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-            **keywords):
+            *, backend: str = "numpy", options: Options | None = None, **knobs):
     """`jacfwd(jacrev(f))`: for a scalar f of x, an array of shape x.shape + x.shape; with `has_aux`,
-    `(hessian, aux)`, as in JAX. The keywords (`backend`, `options`, the optimizer's knobs) go to both."""
-    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic, **keywords), argnums, has_aux, holomorphic, **keywords)
+    `(hessian, aux)`, as in JAX. Both run on `backend` with the optimizer's knobs (`options`, keywords)."""
+    merged = merge_options("hessian", options, knobs)
+    inner = jacrev(fun, argnums, has_aux, holomorphic, backend=backend, options=merged)
+    return jacfwd(inner, argnums, has_aux, holomorphic, backend=backend, options=merged)

@@ -37,14 +37,17 @@ def test_an_unknown_knob_or_a_wrong_options_is_a_type_error_naming_the_function(
         optimize(ir.make_jaxpr(f)(X), options="fast")
 
 
-@pytest.mark.parametrize("transform", [
-    lambda **kw: jit(f, **kw), lambda **kw: grad(f, **kw), lambda **kw: value_and_grad(f, **kw),
-    lambda **kw: vmap(f, **kw), lambda **kw: jacfwd(f, **kw), lambda **kw: jacrev(f, **kw),
-    lambda **kw: hessian(f, **kw), lambda **kw: jvp(f, (X,), (X,), **kw), lambda **kw: vjp(f, X, **kw)],
-    ids=["jit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "jvp", "vjp"])
-def test_every_transform_refuses_an_unknown_knob(transform):
-    with pytest.raises(TypeError, match="unexpected keyword argument 'node_limit'"):
-        transform(node_limit=3)
+TRANSFORMS = {"jit": lambda **kw: jit(f, **kw), "grad": lambda **kw: grad(f, **kw),
+              "value_and_grad": lambda **kw: value_and_grad(f, **kw), "vmap": lambda **kw: vmap(f, **kw),
+              "jacfwd": lambda **kw: jacfwd(f, **kw), "jacrev": lambda **kw: jacrev(f, **kw),
+              "hessian": lambda **kw: hessian(f, **kw), "jvp": lambda **kw: jvp(f, (X,), (X,), **kw),
+              "vjp": lambda **kw: vjp(f, X, **kw)}
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_every_transform_refuses_an_unknown_knob_by_its_name(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'node_limit'"):
+        TRANSFORMS[name](node_limit=3)
 
 
 def test_options_and_keywords_give_the_same_programs():

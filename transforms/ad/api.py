@@ -86,10 +86,10 @@ def _holomorphic_value_and_grad(cache: ProgramCache, staged: Staged, wrt: list[i
 
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-         allow_int: bool = False, **keywords):
-    """∇f with respect to `argnums` (see `value_and_grad`, which takes the same keywords); with `has_aux`,
-    returns `(grad, aux)`."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, **keywords)
+         allow_int: bool = False, *, backend: str = "numpy", options: Options | None = None, **knobs):
+    """∇f with respect to `argnums` (see `value_and_grad`); with `has_aux`, returns `(grad, aux)`."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, backend=backend,
+                        options=merge_options("grad", options, knobs))
 
     def grad_f(*args):
         value, g = vg(*args)
