@@ -59,4 +59,5 @@ def check_grad_grad(case: Case, closed: ClosedJaxpr) -> None:
 
 
 def register() -> None:
+    """Put the AD checks into `eval.oracle.CHECKS` (`transforms.checks.register_checks` calls it)."""
     CHECKS.update({"jvp": check_jvp, "vjp": check_vjp, "grad": check_grad, "grad_grad": check_grad_grad})

@@ -33,4 +33,5 @@ def check_vmap(case: Case, closed: ClosedJaxpr) -> None:
 
 
 def register() -> None:
+    """Put the batching check into `eval.oracle.CHECKS` (`transforms.checks.register_checks` calls it)."""
     CHECKS["vmap"] = check_vmap
