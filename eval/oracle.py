@@ -2,9 +2,9 @@
 
 A *check* compares one kind of result of a case with JAX's: `out` (evaluation) lives here; the
 transform checks (`jvp`, `vjp`, `vmap`, `grad`, ...) are registered into `CHECKS` by the packages that
-implement the transforms, so this module depends on nothing above `eval`. A check the project does
-not implement yet, or a case whose primitives lack a rule, is *skipped* with the reason; a case
-without the fixture key for a check (JAX refuses that transform) is not counted.
+implement the transforms (`transforms.checks.register_checks()`), so this module depends on nothing above
+`eval`. A check the project does not implement yet, or a case whose primitives lack a rule, is *skipped*
+with the reason; a case without the fixture key for a check (JAX refuses that transform) is not counted.
 """
 
 from __future__ import annotations

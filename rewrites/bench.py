@@ -176,9 +176,33 @@ def deep_mlp(n_eqns: int, width: int = 8, loss_only: bool = False) -> ClosedJaxp
     return make_jaxpr(loss if loss_only else gradient)(x, ws)
 
 
-def residual(n_eqns: int) -> ClosedJaxpr:
-    from transforms.ad.bench import residual_chain
+DEPTHS = (8, 16, 32, 64, 128, 256)  # the residual chains' depths of `eqjax bench grad` and `bench vmap`
 
+
+def residual_chain(depth: int, width: int = 4) -> ClosedJaxpr:
+    """h <- h + tanh(h * w_l) for l = 1..depth, loss sum(h): the program of the AD and batching scaling benches."""
+    import numpy as np
+
+    import ir.numpy as jnp
+    from ir import make_jaxpr
+
+    def loss(x, ws):
+        h = x
+        for l in range(depth):
+            h = h + jnp.tanh(h * ws[l])
+        return jnp.sum(h)
+
+    return make_jaxpr(loss)(np.ones(width), [np.ones(width)] * depth)
+
+
+def fitted_exponent(sizes, values) -> float:
+    """The exponent of a log-log least-squares fit of `values` in `sizes` (1: linear)."""
+    import numpy as np
+
+    return float(np.polyfit(np.log(sizes), np.log(values), 1)[0])
+
+
+def residual(n_eqns: int) -> ClosedJaxpr:
     return residual_chain(max(1, n_eqns // 3))
 
 
@@ -194,7 +218,8 @@ def scale_case(kind: str, n_eqns: int) -> dict:
 
     limits = Limits(seconds=600)  # the work itself: on a loaded machine the default 20 s (wall) would cut it
     if kind.startswith("grad:"):
-        from transforms.ad.programs import Options, grad_program
+        from rewrites.options import Options
+        from transforms.ad.programs import grad_program
 
         base = kind.split(":", 1)[1]
         closed = deep_mlp(n_eqns, loss_only=True) if base == "mlp" else residual(n_eqns)

@@ -32,6 +32,7 @@ from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, loa
 from rewrites.extract import extract
 from rewrites.liveness import live_eggs
 from rewrites.loops import loop_weights, prune_loops
+from rewrites.options import DEFAULT_OPTIONS, Limits, Options, merge_options  # noqa: F401  (re-exported)
 from rewrites.report import Report, Step
 from rewrites.rule import Rule
 from rewrites.rulesets import analysis_rules, resolve_rules
@@ -43,27 +44,6 @@ _LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "bo
 # model over one e-graph cannot see trip counts), plus this, or the cheapest priced node's cost when that is
 # less (a model in seconds prices equations at ~1e-6).
 HCALL_COST = 1.0
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on saturation. Sizes scale with the program: `nodes` defaults to
-    `node_base + nodes_per_eqn * equations`; a rule matching more than its back-off match limit in an
-    iteration is skipped for `ban_length` iterations (explosive rules get a tighter limit)."""
-
-    iterations: int = 8
-    nodes: int | None = None
-    seconds: float = 20.0
-    node_base: int = 5_000
-    nodes_per_eqn: int = 8
-    match_limit_base: int = 1_000
-    match_limit_per_eqn: int = 10
-    explosive_match_limit_base: int = 200
-    explosive_match_limit_per_eqn: int = 2
-    ban_length: int = 3
-
-    def node_limit(self, n_eqns: int) -> int:
-        return self.nodes if self.nodes is not None else self.node_base + self.nodes_per_eqn * n_eqns
 
 
 _ruleset_ids = itertools.count()
@@ -572,13 +552,14 @@ def peak_rss_mb() -> float:
     return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
-def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greedy_dag",
-             limits: Limits | None = None, *, prelude: Sequence[Rule] = (),
-             extend: Extend | None = None, baseline: ClosedJaxpr | None = None,
-             loops: bool = True, certificate: bool = False, trace: bool = False,
-             accuracy: bool = False, measure_transformed: bool = False) -> tuple[ClosedJaxpr, Report]:
-    """The cheapest program equal to `closed` under `rules`, and a report of how it was found.
+def optimize(closed: ClosedJaxpr, *, options: Options | None = None, prelude: Sequence[Rule] = (),
+             extend: Extend | None = None, baseline: ClosedJaxpr | None = None, certificate: bool = False,
+             trace: bool = False, accuracy: bool = False, **knobs) -> tuple[ClosedJaxpr, Report]:
+    """The cheapest program equal to `closed` under the rules, and a report of how it was found.
 
+    The optimizer's knobs are an `Options` (`options=`) or its fields as keywords, `rules="default"`,
+    `cost="flops"`, `extractor="greedy_dag"`, `limits=None`, `loops=True`, `measure_transformed=False`
+    (`rewrites.options`; the keywords override `options`).
     `extend` and `prelude` let a transform add terms (and inputs) to the encoded program, choose the
     outputs, and expand its own nodes before the algebra runs (see `run_prelude`); `baseline` is the
     program the report's "before" counts describe (default `closed`). `loops=False` turns the loop-aware
@@ -595,8 +576,9 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
     from ir.jax_convert import as_program
     from rewrites.costs import get_cost_model
 
+    o = merge_options("optimize", options, knobs)
     closed = as_program(closed)
-    model = get_cost_model(cost)  # an unknown model fails before saturating
+    model = get_cost_model(o.cost)  # an unknown model fails before saturating
     transformed = bool(prelude) or extend is not None or baseline is not None
     if certificate and transformed:
         from rewrites.certificate import CertificateError
@@ -608,20 +590,20 @@ def optimize(closed: ClosedJaxpr, rules="default", cost="flops", extractor="gree
 
         raise UnsupportedAccuracy("an accuracy report compares a plain optimize run's output with its input; this "
                                   "one has a transform's extend/prelude/baseline, whose output computes something else")
-    sat = saturated(closed, rules, limits, prelude=prelude, extend=extend, baseline=baseline, loops=loops,
-                    trace=trace, measure_transformed=measure_transformed)
-    optimized, report = extract_program(sat, model, extractor, baseline=baseline or closed, deadline=sat.deadline)
+    sat = saturated(closed, o.rules, o.limits, prelude=prelude, extend=extend, baseline=baseline, loops=o.loops,
+                    trace=trace, measure_transformed=o.measure_transformed)
+    optimized, report = extract_program(sat, model, o.extractor, baseline=baseline or closed, deadline=sat.deadline)
     if certificate:
         from rewrites.certificate import make_certificate
 
-        report.certificate = make_certificate(closed, optimized, report, rules=rules, cost=cost,
-                                              extractor=extractor, limits=limits, loops=loops)
+        report.certificate = make_certificate(closed, optimized, report, rules=o.rules, cost=o.cost,
+                                              extractor=o.extractor, limits=o.limits, loops=o.loops)
     if accuracy:
         from ir.errors import UnsupportedPrimitive
         from rewrites.accuracy import UnsupportedAccuracy, measure_accuracy, unsupported
 
         try:
-            report.accuracy = measure_accuracy(closed, optimized, rules, report.rule_matches)
+            report.accuracy = measure_accuracy(closed, optimized, o.rules, report.rule_matches)
         except (UnsupportedPrimitive, UnsupportedAccuracy) as e:
             report.accuracy = unsupported(str(e))
     return optimized, report

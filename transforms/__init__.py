@@ -5,7 +5,7 @@ from ir.lazy import lazy_exports
 
 _LAZY = {"jit": "transforms.api",
          **{name: "transforms.ad.api" for name in ("grad", "value_and_grad", "jvp", "vjp")},
-         **{name: "transforms.ad.jacobians" for name in ("jacfwd", "jacrev", "hessian")},
+         **{name: "transforms.jacobians" for name in ("jacfwd", "jacrev", "hessian")},
          "vmap": "transforms.batching.api"}
 
 

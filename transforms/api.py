@@ -1,6 +1,7 @@
 """`jit`: trace once per input signature, optimize through the e-graph, run the optimized program.
 
     f_fast = jit(f)                       # rules="default", cost="flops", extractor="greedy_dag"
+    jit(f, rules="fast", cost="bytes")    # the optimizer's knobs (`rewrites.options.Options`), or options=Options(...)
     f_fast(x, y)                          # traced, saturated, extracted, compiled and cached for these avals
     f_fast.optimized(x, y)                # (ClosedJaxpr, Report) of that signature
     jit(f, backend="xla")                 # run it under XLA (the `jax` extra); "interpreter" for the reference
@@ -9,8 +10,8 @@
     jit(jax.make_jaxpr(f)(x))             # jax.core.ClosedJaxpr, or an ir.ClosedJaxpr: the list of its outputs
     ir.make_jaxpr(jit(f))(x)              # the optimized program, inlined into the enclosing trace
 
-Optimized programs are also kept on disk (`transforms.diskcache`), so the same call in a new process
-neither saturates nor extracts again.
+Tracing, the cache of programs by signature, the disk cache (`transforms.diskcache`: the same call in a new
+process neither saturates nor extracts again) and running are `transforms.staging`'s.
 
 The optimized program runs as generated NumPy by default (`eval.compile_numpy`, bit for bit the
 interpreter's results); see `transforms.backends`. Called on tracers (inside `make_jaxpr` or another
@@ -21,38 +22,25 @@ enclosing trace, so transforms compose with it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from ir.core import ClosedJaxpr
-from ir.jax_convert import as_function, trace_to_jaxpr
-from ir.tracing import aval_of, hoist_consts, is_tracer
-from ir.tree import TreeDef, tree_flatten, tree_unflatten
-from rewrites.costs import for_backend
-from rewrites.engine import Limits, Report, optimize
-from transforms import backends, diskcache
-
-
-@dataclass
-class Compiled:
-    """One signature's optimized program, its output structure, its report and its runner."""
-
-    program: ClosedJaxpr
-    out_tree: TreeDef
-    report: Report
-    run: Callable[..., list]
+from ir.jax_convert import as_function
+from ir.tree import tree_unflatten
+from rewrites.engine import Report, optimize
+from rewrites.options import DEFAULT_OPTIONS, Options, merge_options
+from transforms.staging import ProgramCache, Staged
 
 
 class Jitted:
-    def __init__(self, fun: Callable, rules="default", cost="flops", extractor="greedy_dag",
-                 limits: Limits | None = None, backend: str = "numpy", static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = ()):
-        self.fun, self.rules, self.cost, self.extractor, self.limits = as_function(fun), rules, cost, extractor, limits
+    """`fun` optimized once per input signature (see `jit`)."""
+
+    def __init__(self, fun: Callable, backend: str = "numpy", static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = (), options: Options = DEFAULT_OPTIONS):
+        self.fun = as_function(fun)
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        self.backend = backends.check_backend(backend)
-        self.cost = for_backend(cost, self.backend)  # "latency": the profile of this backend
-        self._cache: dict[Any, Compiled] = {}
+        self._programs = ProgramCache(backend, options)
+        self.backend, self.options = self._programs.backend, self._programs.options
         self.__name__ = f"jit({getattr(fun, '__name__', 'fun')})"
         self.__wrapped__ = fun
 
@@ -76,13 +64,9 @@ class Jitted:
         dynamic = tuple(a for i, a in enumerate(args) if i not in nums)
         return dynamic, {k: v for k, v in kwargs.items() if k not in self.static_argnames}, static
 
-    def _compile(self, args: tuple, kwargs: dict | None = None) -> tuple[Compiled, list]:
-        dynamic, dyn_kwargs, static = self._split(args, kwargs or {})
-        leaves, in_tree = tree_flatten((dynamic, dyn_kwargs))
-        key = (in_tree, tuple(aval_of(x) for x in leaves), static)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit, leaves
+    def _stage(self, args: tuple, kwargs: dict) -> tuple[Staged, ClosedJaxpr, Report]:
+        """These arguments' trace, optimized program and report (each made once per signature)."""
+        dynamic, dyn_kwargs, static = self._split(args, kwargs)
         static_pos = {k: v for k, v in static if isinstance(k, int)}
         static_kw = {k: v for k, v in static if isinstance(k, str)}
 
@@ -91,48 +75,39 @@ class Jitted:
             full = [static_pos[i] if i in static_pos else next(it) for i in range(len(args))]
             return self.fun(*full, **kw, **static_kw)
 
-        closed, out_tree = trace_to_jaxpr(call, tree_unflatten(in_tree, list(key[1])))
-        closed, consts = _close_over_arrays(closed)
-        settings = {"rules": self.rules, "cost": self.cost, "extractor": self.extractor, "limits": self.limits}
-        optimized, report = diskcache.cached("jit", closed, settings, lambda: optimize(closed, **settings))
-        if consts:  # closes over an enclosing trace's values (so it is replayed there): not reusable
-            return Compiled(optimized, out_tree, report, backends.runner(optimized, "interpreter")), [*consts, *leaves]
-        compiled = self._cache[key] = Compiled(optimized, out_tree, report,
-                                               backends.runner(optimized, self.backend))
-        return compiled, leaves
+        staged = self._programs.trace(call, (dynamic, dyn_kwargs), extra=static)
+        program, report = self._programs.program((), staged, lambda: optimize(staged.closed, options=self.options),
+                                                 on_disk=("jit", {}))
+        return staged, program, report
 
     def __call__(self, *args, **kwargs):
-        compiled, flat = self._compile(args, kwargs)
-        return tree_unflatten(compiled.out_tree, backends.run(compiled.program, compiled.run, flat))
+        staged, program, _ = self._stage(args, kwargs)
+        return tree_unflatten(staged.out_tree, self._programs.run(program, staged.flat_args))
 
     def optimized(self, *args, **kwargs) -> tuple[ClosedJaxpr, Report]:
         """The optimized program for these arguments' avals and the report of its optimization."""
-        compiled, _ = self._compile(args, kwargs)
-        return compiled.program, compiled.report
+        _, program, report = self._stage(args, kwargs)
+        return program, report
 
     @property
     def cache_size(self) -> int:
-        return len(self._cache)
+        return len(self._programs.programs)
 
 
-def _close_over_arrays(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
-    """Constants that are tracers of an enclosing trace become leading inputs (returned as `consts`)."""
-    if not any(is_tracer(c) for c in closed.consts):
-        return closed, []
-    return hoist_consts(closed)
-
-
-def jit(fun: Callable | None = None, *, rules="default", cost="flops", extractor="greedy_dag",
-        limits: Limits | None = None, backend: str = "numpy", static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = ()):
+def jit(fun: Callable | None = None, *, backend: str = "numpy", static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), options: Options | None = None, **knobs):
     """Optimize `fun` through the e-graph, once per input signature (usable as a decorator); run the
-    optimized program on `backend` ("numpy", "interpreter" or "xla").
+    optimized program on `backend` ("numpy", "interpreter" or "xla"). The optimizer's knobs are `options`
+    and/or its fields as keywords (`rules="default"`, `cost="flops"`, `extractor="greedy_dag"`, `limits`,
+    `loops`: `rewrites.options`).
 
     As in `jax.jit`, the positional arguments at `static_argnums` (negative counts from the end) and the
     keyword arguments named in `static_argnames` are not traced: they are passed to `fun` as they are, must
     be hashable, and each value gets its own program. Other keyword arguments are traced. `fun` may be
     written with JAX, or be a program (see `ir.jax_convert`)."""
+    merged = merge_options("jit", options, knobs)
+
     def make(f):
-        return Jitted(f, rules, cost, extractor, limits, backend, static_argnums, static_argnames)
+        return Jitted(f, backend, static_argnums, static_argnames, merged)
 
     return make if fun is None else make(fun)

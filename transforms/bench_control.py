@@ -20,8 +20,9 @@ import numpy as np
 
 from ir import lax, make_jaxpr
 from ir import numpy as jnp
-from transforms.ad.bench import fitted_exponent
-from transforms.ad.programs import Options, grad_program, jvp_program
+from rewrites.bench import fitted_exponent
+from rewrites.options import Options
+from transforms.ad.programs import grad_program, jvp_program
 from transforms.batching.programs import vmap_program
 
 LENGTHS = (4, 64, 1024)

@@ -49,6 +49,7 @@ from pathlib import Path
 
 from eval.oracle import DEFAULT_ORACLE
 from ir.errors import EqjaxError, clipped
+from rewrites.options import DEFAULT_OPTIONS, Options
 from transforms import cli_options
 from transforms.cli_explain import add_explain_parser
 from transforms.cli_options import UsageError
@@ -63,9 +64,10 @@ def _read_text(path: str) -> str:
 
 
 def cmd_conformance(args) -> int:
-    import transforms.ad.checks  # noqa: F401  (registers the AD checks)
-    import transforms.batching.checks  # noqa: F401  (registers the batching checks)
     from eval.oracle import ALL_CHECKS, load_fixtures, run_conformance, summarize
+    from transforms.checks import register_checks
+
+    register_checks()
 
     checks = [c.strip() for c in args.check.split(",") if c.strip()]
     unknown = [c for c in checks if c not in ALL_CHECKS]
@@ -132,6 +134,12 @@ def _limits(args):
                   seconds=given(args.time_limit, base.seconds))
 
 
+def _options(args, **overrides):
+    """The optimizer's `Options` from the options `_optimizer_args` declares (and `overrides`)."""
+    return Options(rules=args.rules, cost=args.cost, extractor=args.extractor, limits=_limits(args),
+                   loops=getattr(args, "loops", DEFAULT_OPTIONS.loops), **overrides)
+
+
 def _non_negative(kind):
     """An argparse type: a number of `kind` that is at least 0."""
     def parse(text: str):
@@ -151,8 +159,7 @@ def cmd_optimize(args) -> int:
     from rewrites.engine import optimize
 
     closed = parse_jaxpr(_read_text(args.file))
-    optimized, report = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
-                                 limits=_limits(args), loops=args.loops, certificate=bool(args.certificate),
+    optimized, report = optimize(closed, options=_options(args), certificate=bool(args.certificate),
                                  trace=args.trace, accuracy=args.accuracy)
     if args.certificate:
         certificate, report.certificate = report.certificate, None  # written to its own file, not in the report
@@ -212,10 +219,10 @@ def _print_program(args, program, report) -> int:
 def cmd_derivative(args) -> int:
     from ir.text import parse_jaxpr
     from transforms.ad.build import float_positions
-    from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
+    from transforms.ad.programs import grad_program, jvp_program, vjp_program
 
     closed = parse_jaxpr(_read_text(args.file))
-    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops, measure_transformed=True)
+    options = _options(args, measure_transformed=True)
     floats = float_positions(closed.jaxpr.invars)
     if args.command == "grad":
         outs = closed.jaxpr.outvars
@@ -246,11 +253,10 @@ def _axes(text: str | None, n: int, what: str) -> list[int | None]:
 
 def cmd_vmap(args) -> int:
     from ir.text import parse_jaxpr
-    from transforms.ad.programs import Options
     from transforms.batching.programs import vmap_program
 
     closed = parse_jaxpr(_read_text(args.file))
-    options = Options(args.rules, args.cost, args.extractor, _limits(args), args.loops, measure_transformed=True)
+    options = _options(args, measure_transformed=True)
     in_axes = _axes(args.in_axes, len(closed.jaxpr.invars), "--in-axes")
     out_axes = _axes(args.out_axes, len(closed.jaxpr.outvars), "--out-axes")
     program, report = vmap_program(closed, in_axes, out_axes, args.axis_size, options)
@@ -577,10 +583,11 @@ COST_HELP = "cost model: ops, flops, bytes, latency, latency-numpy, latency-xla,
 
 
 def _optimizer_args(o: argparse.ArgumentParser, output: bool = True) -> None:
-    """The optimizer's knobs; with `output`, also --no-loop-rewrites and --json."""
-    o.add_argument("--rules", default="default", help="rule set: strict, default, fast (+NAME/-NAME items)")
-    o.add_argument("--cost", default="flops", help=COST_HELP)
-    o.add_argument("--extractor", default="greedy_dag", help="tree, greedy_dag or ilp")
+    """The optimizer's knobs (their defaults `DEFAULT_OPTIONS`'s; `_options` reads them back as an `Options`); with
+    `output`, also --no-loop-rewrites and --json."""
+    o.add_argument("--rules", default=DEFAULT_OPTIONS.rules, help="rule set: strict, default, fast (+NAME/-NAME items)")
+    o.add_argument("--cost", default=DEFAULT_OPTIONS.cost, help=COST_HELP)
+    o.add_argument("--extractor", default=DEFAULT_OPTIONS.extractor, help="tree, greedy_dag or ilp")
     o.add_argument("--node-limit", type=_non_negative(int), help="stop saturating past this many e-nodes")
     o.add_argument("--iter-limit", type=_non_negative(int), help="at most this many iterations (0: none)")
     o.add_argument("--time-limit", type=_non_negative(float), help="seconds of saturation at most")

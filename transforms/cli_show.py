@@ -40,7 +40,7 @@ def add_show_parser(sub) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from ir.text import parse_jaxpr
-    from transforms.cli import _limits, _read_text
+    from transforms.cli import _limits, _options, _read_text
 
     out = Path(args.out)
     kind = out.suffix.lower()
@@ -63,8 +63,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         from rewrites.engine import optimize
         from rewrites.show import program_svg
 
-        optimized, _ = optimize(closed, rules=args.rules, cost=args.cost, extractor=args.extractor,
-                                limits=_limits(args))
+        optimized, _ = optimize(closed, options=_options(args))
         text = program_svg(closed, optimized)
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out} ({SUFFIXES[kind]}, {len(text.encode()):,} bytes, {time.perf_counter() - start:.2f} s)",

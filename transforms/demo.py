@@ -51,7 +51,8 @@ def run_demo() -> None:
     direct = np.mean((np.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2)
     print(f"# plain NumPy reference:  loss = {float(direct):.12g}")
 
-    from transforms.ad.programs import Options, grad_program
+    from rewrites.options import Options
+    from transforms.ad.programs import grad_program
 
     n_params = len(tree_leaves(params))
     gradient, grad_report = grad_program(closed, list(range(n_params)), options=Options(measure_transformed=True))

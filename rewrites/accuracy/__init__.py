@@ -3,7 +3,7 @@
     accuracy = measure_accuracy(original, optimized, rules="fast", fired=report.rule_matches)
     accuracy["outputs"], accuracy["warning"]; summary_lines(accuracy)
     bits_on(program, args, reference)          # per output, per element: bits of error on one input
-    optimize(closed, rules, accuracy=True) puts it in `report.accuracy`
+    optimize(closed, rules=rules, accuracy=True) puts it in `report.accuracy`
 
 Samples (seeded, `SEED`; `input_samples`): `FINITE_SAMPLES` sets of finite inputs across each dtype's whole
 range (`numeric.random_values`: magnitudes log-uniform from the smallest subnormal to the largest finite,

@@ -2,7 +2,7 @@
 jax.random, flax, optax, equinox, ODE integrators, whole programs; captured by capture.py) through eqjax, as
 the oracle conformance tests run them: `out` evaluates the program optimized in the e-graph with the `default`
 rules (tests/rewrites/test_conformance_optimized.py), the transform checks build their programs through the
-e-graph (transforms/ad/checks.py, transforms/batching/checks.py).
+e-graph (transforms/ad/checks.py, transforms/batching/checks.py, transforms/checks.py).
 
 A check that does not pass today is a row of `KNOWN_FAILURES` (case, check, cause) and is marked
 `xfail(strict=True)`: when the cause is fixed the test fails until its row is removed. A `skipped` outcome of
@@ -20,18 +20,18 @@ from pathlib import Path
 
 import pytest
 
-import transforms.ad.checks  # noqa: F401  (registers the AD checks)
-import transforms.batching.checks  # noqa: F401  (registers the batching checks)
 from eval.oracle import ALL_CHECKS, SCHEMA, load_fixtures, run_conformance
 from rewrites.engine import optimize
 from tests.library.known_failures import KNOWN_FAILURES
 from tests.oracle_paths import ORACLE
 from tests.profile import NIGHTLY
+from transforms.checks import register_checks
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CASES = load_fixtures([FIXTURES])
 STRIDE = 1 if NIGHTLY else 25
 TOLERANCE_CLASSES = {"f32-internal": 1e-5}
+register_checks()
 
 
 def _optimized(closed):

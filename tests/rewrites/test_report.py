@@ -9,7 +9,8 @@ import numpy as np
 import ir
 import ir.numpy as jnp
 from rewrites.engine import Limits, Report, optimize
-from transforms.ad.programs import Options, grad_program
+from rewrites.options import Options
+from transforms.ad.programs import grad_program
 from transforms.demo import example_inputs, mlp_loss
 
 

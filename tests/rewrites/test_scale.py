@@ -15,8 +15,9 @@ from eval.oracle import compare_lists
 from ir import make_jaxpr
 from ir.control import scan
 from rewrites.engine import Limits, optimize
+from rewrites.options import Options
 from tests.profile import NIGHTLY
-from transforms.ad.programs import Options, grad_program, jvp_program
+from transforms.ad.programs import grad_program, jvp_program
 
 SIZE = 10_000
 LIMITS = None if NIGHTLY else Limits(iterations=1)

@@ -20,10 +20,11 @@ from eval.oracle import load_fixtures, run_conformance
 from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
+from rewrites.options import Options
 from tests.oracle_paths import ORACLE
 from tests.profile import ci_share
 from transforms.ad.build import float_positions
-from transforms.ad.programs import Options, jvp_program, vjp_program
+from transforms.ad.programs import jvp_program, vjp_program
 from transforms.ad.verify import random_like, transpose_sides
 
 
@@ -159,8 +160,9 @@ def assert_oracle(family: str, checks: Sequence[str] = ("jvp", "vjp"), select: C
                   stride: int | None = None) -> list:
     """Runs the family's oracle cases (under `ci` every `stride`-th, default `ORACLE_STRIDE`; nightly all); fails
     listing every failed case. Returns the outcomes, so a test can also assert which were skipped."""
-    import transforms.ad.checks  # noqa: F401  (registers the AD checks)
+    from transforms.checks import register_checks
 
+    register_checks()
     cases = ci_share([c for c in load_fixtures([ORACLE], [family]) if select(c)], stride or ORACLE_STRIDE)
     outcomes = run_conformance(cases, list(checks))
     failed = [f"{o.check} {o.case}: {o.reason}" for o in outcomes if o.status == "failed"]

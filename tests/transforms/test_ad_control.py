@@ -165,8 +165,9 @@ def test_the_derivative_does_not_rewrite_across_a_barrier():
 def test_custom_linear_solve_follows_the_implicit_rule():
     """jnp.linalg.solve/inv stop gradients through the LU factors: only the implicit rule
     dx = S(db - dA x) gives JAX's derivatives (differentiating the solve jaxpr alone gives dA-derivatives 0)."""
-    import transforms.batching.checks  # noqa: F401  (registers the vmap check)
+    from transforms.checks import register_checks
 
+    register_checks()
     outcomes = assert_oracle("linalg", ("jvp", "vjp", "vmap"), select=lambda c: "custom_linear_solve" in c.primitives,
                              stride=1)
     assert outcomes and all(o.status == "passed" for o in outcomes), [o for o in outcomes if o.status != "passed"]

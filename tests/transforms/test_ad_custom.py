@@ -28,9 +28,9 @@ def _forget_rules():
 
 
 def test_the_fixtures_pass_with_their_rules_registered():
-    import transforms.ad.checks  # noqa: F401  (registers the checks)
-    import transforms.batching.checks  # noqa: F401
+    from transforms.checks import register_checks
 
+    register_checks()
     runpy.run_path(str(CUSTOM_RULES))
     ids = {"program/custom_vjp", "program/newton_sqrt_while", "custom_vjp/user_defined/f64[3,4]"}
     cases = [c for c in load_fixtures([ORACLE], ["control_flow", "programs"]) if c.id in ids]

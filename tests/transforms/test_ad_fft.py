@@ -9,9 +9,10 @@ import pytest
 
 from ir.params import Symbol
 from ir.tracing import bind
+from rewrites.options import Options
 from tests.transforms.ad_helpers import Dom, Spec, assert_oracle, program_of, spec_test
 from transforms.ad.build import float_positions
-from transforms.ad.programs import Options, jvp_program, vjp_program
+from transforms.ad.programs import jvp_program, vjp_program
 
 FFT, IFFT, RFFT, IRFFT = range(4)
 C128, C64, F32 = "complex128", "complex64", "float32"

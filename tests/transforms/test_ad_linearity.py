@@ -7,8 +7,9 @@ import pytest
 
 import ir.numpy as jnp
 from ir import make_jaxpr
-from transforms.ad.bench import residual_chain
-from transforms.ad.programs import Options, grad_program
+from rewrites.bench import residual_chain
+from rewrites.options import Options
+from transforms.ad.programs import grad_program
 
 
 def diamonds(depth: int):

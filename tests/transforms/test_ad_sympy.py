@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from ir.errors import JaxprTypeError, UnsupportedPrimitive
+from rewrites.options import Options
 from tests.profile import NIGHTLY
 from transforms.ad.build import ELEMENTWISE
-from transforms.ad.programs import Options
 from transforms.ad.rule import JVP
 from transforms.ad.rules import unary
 from transforms.ad.verify import NOT_SYMPY_CHECKED, PARAMS, checked_primitives, disagreement, sympy_problem

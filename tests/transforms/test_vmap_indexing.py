@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from ir import lax, make_jaxpr
 from ir.errors import UnsupportedPrimitive
 from ir.tracing import bind
+from rewrites.options import Options
 from tests.transforms.ad_helpers import CONFIG_EXAMPLES, Dom, Spec
 from tests.transforms.test_ad_indexing import SDN, X, gather_configs, idx
 from tests.transforms.test_ad_indexing import SPECS as AD_SPECS
 from tests.transforms.vmap_helpers import Config, assert_oracle, batched_program, check_config, configs, vmap_spec_tests
-from transforms.ad.programs import Options
 from transforms.batching.rules import indexing as indexing_rules
 
 M = lax.GatherScatterMode

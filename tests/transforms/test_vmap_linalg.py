@@ -17,9 +17,9 @@ from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol
 from ir.tracing import bind
 from rewrites.costs import CostModel, bytes_moved
+from rewrites.options import Options
 from tests.transforms.ad_helpers import Dom, Spec
 from tests.transforms.vmap_helpers import Config, assert_oracle, batched_program, check_config, vmap_spec_tests
-from transforms.ad.programs import Options
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ from eval.oracle import load_fixtures, run_conformance
 from ir import make_jaxpr
 from ir.core import ClosedJaxpr
 from ir.typecheck import fingerprint
+from rewrites.options import Options
 from tests.oracle_paths import ORACLE
 from tests.profile import NIGHTLY, ci_share
 from tests.transforms.ad_helpers import Spec
-from transforms.ad.programs import Options
 from transforms.batching.programs import vmap_program
 from transforms.batching.verify import Config, difference, loop_reference
 
@@ -147,8 +147,9 @@ def assert_oracle(family: str, checks: Sequence[str] = ("vmap",), select: Callab
                   stride: int | None = None, one_per: Callable | None = None) -> list:
     """Runs the family's oracle batching checks (under `ci` every `stride`-th case, or with `one_per` the first
     case of each `one_per(case)` group; nightly all); fails listing every failure."""
-    import transforms.batching.checks  # noqa: F401  (registers the batching checks)
+    from transforms.checks import register_checks
 
+    register_checks()
     cases = [c for c in load_fixtures([ORACLE], [family]) if select(c)]
     cases = ci_share(cases, None, by=one_per) if one_per else ci_share(cases, stride or ORACLE_STRIDE)
     outcomes = run_conformance(cases, list(checks))

@@ -15,30 +15,13 @@ import time
 import numpy as np
 
 from eval.oracle import load_fixtures, parse_case
-from ir import make_jaxpr
 from ir.errors import EqjaxError
 from ir.text import parse_jaxpr
+from rewrites.bench import DEPTHS, fitted_exponent, residual_chain
 from rewrites.costs import get_cost_model, jaxpr_cost
 from rewrites.engine import count_eqns
-from transforms.ad.programs import Options, grad_program
-
-DEPTHS = (8, 16, 32, 64, 128, 256)
-
-
-def residual_chain(depth: int, width: int = 4):
-    import ir.numpy as jnp
-
-    def loss(x, ws):
-        h = x
-        for l in range(depth):
-            h = h + jnp.tanh(h * ws[l])
-        return jnp.sum(h)
-
-    return make_jaxpr(loss)(np.ones(width), [np.ones(width)] * depth)
-
-
-def fitted_exponent(sizes, values) -> float:
-    return float(np.polyfit(np.log(sizes), np.log(values), 1)[0])
+from rewrites.options import Options
+from transforms.ad.programs import grad_program
 
 
 def bench_chains(rules: str = "default", depths=DEPTHS) -> dict:

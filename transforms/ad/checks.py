@@ -4,16 +4,16 @@
     vjp        vjp_program on the case's cotangents vs JAX's arg_cotangents
     grad       the gradient program (seed 1) at the fixture's argnums vs JAX's grad
     grad_grad  the gradient of the gradient program vs JAX's grad(grad(f))
-    hessian    jacfwd(jacrev(f)) at argnum 0 vs JAX's hessian
 
 Every check builds the derivative program through the e-graph with the `default` rules; a primitive
-lacking a rule makes the check `skipped` with the rule named.
+lacking a rule makes the check `skipped` with the rule named. `transforms.checks.register_checks` registers
+them (with the batching checks and those of composed transforms: vmap of grad, hessian).
 """
 
 from __future__ import annotations
 
 from eval.interpreter import eval_jaxpr
-from eval.oracle import CHECKS, Case, CheckFailed, compare_lists, decode_array
+from eval.oracle import CHECKS, Case, compare_lists, decode_array
 from ir.core import ClosedJaxpr
 from transforms.ad.build import differentiable, float_positions
 from transforms.ad.programs import grad_program, jvp_program, vjp_program
@@ -58,19 +58,6 @@ def check_grad_grad(case: Case, closed: ClosedJaxpr) -> None:
     compare_lists("grad_grad", got, [decode_array(spec["out"])], case.rtol, case.atol)
 
 
-def check_hessian(case: Case, closed: ClosedJaxpr) -> None:
-    from transforms.ad.jacobians import hessian_program
-
-    spec = case.raw["hessian"]
-    if spec["argnum"] != 0:
-        raise CheckFailed(f"hessian at argnum {spec['argnum']} is not what this check computes")
-    got = eval_jaxpr(hessian_program(closed, 0), *case.arrays("args"), check=True)
-    compare_lists("hessian", got, [decode_array(spec["out"])], case.rtol, case.atol)
-
-
 def register() -> None:
-    CHECKS.update({"jvp": check_jvp, "vjp": check_vjp, "grad": check_grad, "grad_grad": check_grad_grad,
-                   "hessian": check_hessian})
-
-
-register()
+    """Put the AD checks into `eval.oracle.CHECKS` (`transforms.checks.register_checks` calls it)."""
+    CHECKS.update({"jvp": check_jvp, "vjp": check_vjp, "grad": check_grad, "grad_grad": check_grad_grad})

@@ -15,7 +15,6 @@ extracts the cheapest program computing every output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
 from egglog import Vec, i64
@@ -23,7 +22,8 @@ from egglog import Vec, i64
 from ir.core import ClosedJaxpr, ShapedArray, Var
 from ir.errors import EqjaxError
 from rewrites.encode import Loader, Term
-from rewrites.engine import Limits, Report, optimize
+from rewrites.engine import Report, optimize
+from rewrites.options import DEFAULT_OPTIONS, Options
 from rewrites.rule import Rule
 from rewrites.terms import Arr
 from transforms.ad.build import Builder, differentiable, flat_program
@@ -32,21 +32,6 @@ from transforms.ad.terms import declare_ad_terms, zero
 
 class GradTypeError(EqjaxError, TypeError):
     """A derivative asked of something that has none (an integer input, a non-scalar output for grad)."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """How the derivative program is optimized (as for `jit`)."""
-
-    rules: object = "default"
-    cost: str = "flops"
-    extractor: str = "greedy_dag"
-    limits: Limits | None = None
-    loops: bool = True  # the loop-aware parts of `optimize` (False: off, for comparison)
-    measure_transformed: bool = False  # also cost the unoptimized transformed program (`Report.cost_transformed`)
-
-
-DEFAULT_OPTIONS = Options()
 
 
 @cache

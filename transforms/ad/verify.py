@@ -27,11 +27,12 @@ from ir import make_jaxpr
 from ir.core import Literal
 from ir.errors import EqjaxError, UnsupportedPrimitive
 from ir.tracing import bind
+from rewrites.options import Options
 from rewrites.terms import SPECS
 from rewrites.verify import Counterexample, Verdict
 from rewrites.verify.sympy_jaxpr import to_sympy
 from transforms.ad.build import ELEMENTWISE, float_positions
-from transforms.ad.programs import Options, ad_rules, jvp_program, vjp_program
+from transforms.ad.programs import ad_rules, jvp_program, vjp_program
 from transforms.ad.rule import JVP, VJP
 from transforms.sample_check import sample_verdicts, verdict_name
 

@@ -19,27 +19,23 @@ from collections.abc import Callable
 from typing import Any
 
 from ir.core import ShapedArray
-from ir.jax_convert import as_function, trace_to_jaxpr
-from ir.tracing import aval_of, hoist_consts, is_tracer
+from ir.jax_convert import as_function
+from ir.tracing import aval_of
 from ir.tree import tree_flatten, tree_unflatten
-from rewrites.costs import for_backend
-from rewrites.engine import Limits
-from transforms.ad.api import ProgramCache, Staged
-from transforms.ad.programs import Options
+from rewrites.options import Options, merge_options
 from transforms.batching.programs import VmapError, vmap_program
+from transforms.staging import ProgramCache
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None, *,
-         rules="default", cost="flops", extractor="greedy_dag", limits: Limits | None = None,
-         backend: str = "numpy"):
+         backend: str = "numpy", options: Options | None = None, **knobs):
     """`fun` mapped over the axes `in_axes` of its arguments, its outputs stacked along `out_axes`; the
-    batched program is built and compiled once per input signature and runs on `backend`."""
+    batched program is built and compiled once per input signature and runs on `backend`. The optimizer's
+    knobs are `options` and/or its fields as keywords (`rules`, `cost`, ...: `rewrites.options`)."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
     fun = as_function(fun)
-    options = Options(rules, for_backend(cost, backend), extractor, limits)
-    cache = ProgramCache(backend)
-    traced: dict[Any, tuple] = {}  # by signature: the traced program and its output structure
+    cache = ProgramCache(backend, merge_options("vmap", options, knobs))
 
     def vmapped(*args, **kwargs):
         names = sorted(kwargs)
@@ -54,34 +50,22 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_size: int | No
                             f"len(args)={len(args)}")
         spec = spec if isinstance(spec, tuple) else (spec,) * len(args)
         spec = (*spec, *(0,) * len(names))  # keyword arguments: always axis 0
-        leaves, in_tree = tree_flatten(call_args)
+        leaves = tree_flatten(call_args)[0]
         axes = _prefix_leaves(spec, call_args, "in_axes")
         avals = [aval_of(x) for x in leaves]
         size = _batch_size(avals, axes, axis_size)
         slices = [_unbatched(a, ax, k) for k, (a, ax) in enumerate(zip(avals, axes, strict=True))]
 
-        def flat_fun(*flat):
-            unflat = tree_unflatten(in_tree, flat)
-            return fun(*unflat[:len(args)], **dict(zip(names, unflat[len(args):], strict=True)))
+        def call(*all_args):
+            return fun(*all_args[:len(args)], **dict(zip(names, all_args[len(args):], strict=True)))
 
-        signature = (in_tree, tuple(avals), tuple(axes))
-        if signature in traced:
-            closed, out_tree = traced[signature]
-            hoisted: list = []
-        else:
-            closed, out_tree = trace_to_jaxpr(flat_fun, slices)
-            hoisted = []
-            if any(is_tracer(c) for c in closed.consts):
-                closed, hoisted = hoist_consts(closed)
-            else:
-                traced[signature] = (closed, out_tree)
-        flat_in = [*(None,) * len(hoisted), *axes]
+        staged = cache.trace(call, call_args, at=slices, extra=tuple(axes))
+        flat_in = [*(None,) * staged.n_hoisted, *axes]
+        out_tree = staged.out_tree
         flat_out = _prefix_leaves(out_axes, tree_unflatten(out_tree, [0] * out_tree.num_leaves), "out_axes")
-        staged = Staged(closed, [*hoisted, *leaves], len(hoisted), in_tree, out_tree, [])
-        program, _ = cache.get((tuple(flat_in), tuple(flat_out), size), staged,
-                               lambda: vmap_program(closed, flat_in, flat_out, size, options),
-                               on_disk=("vmap", {"in_axes": flat_in, "out_axes": flat_out, "size": size,
-                                                 "options": options}))
+        program, _ = cache.program((tuple(flat_in), tuple(flat_out), size), staged,
+                                   lambda: vmap_program(staged.closed, flat_in, flat_out, size, cache.options),
+                                   on_disk=("vmap", {"in_axes": flat_in, "out_axes": flat_out, "size": size}))
         return tree_unflatten(out_tree, cache.run(program, staged.flat_args))
 
     vmapped.__name__ = f"vmap({getattr(fun, '__name__', 'fun')})"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 
+from rewrites.bench import DEPTHS, fitted_exponent, residual_chain
 from rewrites.engine import count_eqns
-from transforms.ad.bench import DEPTHS, fitted_exponent, residual_chain
-from transforms.ad.programs import Options
+from rewrites.options import Options
 from transforms.batching.programs import vmap_program
 
 

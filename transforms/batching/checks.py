@@ -1,10 +1,10 @@
 """Conformance checks of batching against the JAX oracle (`eval.oracle.CHECKS`).
 
     vmap       the batched program at the case's in_axes (out_axes 0) vs jax.vmap(f, in_axes)
-    vmap_grad  the batched gradient program vs jax.vmap(jax.grad(f, argnums), in_axes)
 
-Both build their programs through the e-graph with the `default` rules; a primitive lacking a rule
-makes the check `skipped` with the rule named.
+It builds the batched program through the e-graph with the `default` rules; a primitive lacking a rule
+makes the check `skipped` with the rule named. `batch_case` is shared with the vmap-of-grad check
+(`transforms.checks`, which registers both).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 from eval.interpreter import eval_jaxpr
 from eval.oracle import CHECKS, Case, CheckFailed, compare_lists, decode_array
 from ir.core import ClosedJaxpr
-from transforms.ad.programs import grad_program
 from transforms.batching.programs import vmap_program
 
 
-def _batch(case: Case, key: str, closed: ClosedJaxpr) -> tuple[list, list]:
+def batch_case(case: Case, key: str, closed: ClosedJaxpr) -> tuple[list, list]:
+    """`closed` batched at the in_axes of the case's `key` fixture and run on its args; and JAX's outputs."""
     spec = case.raw[key]
     args = [decode_array(a) for a in spec["args"]]
     axes = spec["in_axes"]
@@ -28,18 +28,10 @@ def _batch(case: Case, key: str, closed: ClosedJaxpr) -> tuple[list, list]:
 
 
 def check_vmap(case: Case, closed: ClosedJaxpr) -> None:
-    got, want = _batch(case, "vmap", closed)
+    got, want = batch_case(case, "vmap", closed)
     compare_lists("vmap", got, want, case.rtol, case.atol)
 
 
-def check_vmap_grad(case: Case, closed: ClosedJaxpr) -> None:
-    gradient, _ = grad_program(closed, case.raw["vmap_grad"]["argnums"])
-    got, want = _batch(case, "vmap_grad", gradient)
-    compare_lists("vmap_grad", got, want, case.rtol, case.atol)
-
-
 def register() -> None:
-    CHECKS.update({"vmap": check_vmap, "vmap_grad": check_vmap_grad})
-
-
-register()
+    """Put the batching check into `eval.oracle.CHECKS` (`transforms.checks.register_checks` calls it)."""
+    CHECKS["vmap"] = check_vmap

@@ -22,9 +22,9 @@ from ir.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import EqjaxError
 from rewrites.encode import Loader, Term, egg_call, egg_ints, egg_str, literal_term
 from rewrites.engine import Report, optimize
+from rewrites.options import DEFAULT_OPTIONS, Options
 from rewrites.rule import Rule
 from rewrites.terms import Arr
-from transforms.ad.programs import DEFAULT_OPTIONS, Options
 from transforms.batching.build import Batcher, batched_values, flat_program
 from transforms.batching.rule import moveaxis_perm, with_batch
 from transforms.batching.terms import declare_vmap_terms
@@ -102,9 +102,7 @@ def vmap_program(closed: ClosedJaxpr, in_axes: Sequence[int | None], out_axes: i
         loader.run()
         return results
 
-    return optimize(carrier, rules=options.rules, cost=options.cost, extractor=options.extractor,
-                    limits=options.limits, prelude=vmap_rules(), extend=extend, baseline=flat, loops=options.loops,
-                    measure_transformed=options.measure_transformed)
+    return optimize(carrier, options=options, prelude=vmap_rules(), extend=extend, baseline=flat)
 
 
 def _batched_input(aval: ShapedArray, axis: int, size: int) -> ShapedArray:

@@ -22,8 +22,8 @@ from eval.interpreter import eval_jaxpr
 from eval.samples import Sample
 from ir.core import ClosedJaxpr
 from ir.errors import UnsupportedPrimitive
+from rewrites.options import Options
 from rewrites.verify import Verdict
-from transforms.ad.programs import Options
 from transforms.batching.programs import vmap_program, vmap_rules
 from transforms.batching.rule import BATCH, POLICY
 from transforms.sample_check import sample_verdicts

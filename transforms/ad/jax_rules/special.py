@@ -98,7 +98,8 @@ def _zeta_series_expansion(s, a):
 @lru_cache(maxsize=32)
 def _zeta_series_jvp(avals: tuple[ShapedArray, ...]) -> ClosedJaxpr:
     """The forward mode of the expansion, (s, a, ds, da) -> (value, tangent), once per signature."""
-    from transforms.ad.programs import Options, jvp_program
+    from rewrites.options import Options
+    from transforms.ad.programs import jvp_program
 
     program, _ = jvp_program(make_jaxpr(_zeta_series_expansion)(*avals), [0, 1], Options(rules="none"))
     return program

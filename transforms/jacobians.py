@@ -5,6 +5,7 @@ differentiated inputs), `jacrev_program` vmap of the VJP program over a basis of
 the batch of directions is one batched program (`transforms.batching`), so the primal program and
 everything the directions share is computed once. The blocks are cut and reshaped into JAX's
 layout: output shape + input shape. `hessian` is `jacfwd(jacrev(f))`, forward over reverse, as in JAX.
+Built from both AD and batching, this module sits above both (neither imports the other).
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import ir.lax as lax
-from ir.core import ClosedJaxpr, ShapedArray
+from ir.core import ClosedJaxpr, Jaxpr, ShapedArray
 from ir.tracing import bind_jaxpr, trace_to_jaxpr
-from rewrites.costs import for_backend
+from ir.tree import tree_flatten, tree_unflatten
 from rewrites.engine import Report
+from rewrites.options import DEFAULT_OPTIONS, Options, merge_options
+from transforms.ad.api import argnum_positions, check_input_revderiv, check_output_revderiv, main_and_aux
 from transforms.ad.build import differentiable
-from transforms.ad.programs import DEFAULT_OPTIONS, GradTypeError, Options, jvp_program, vjp_program
+from transforms.ad.programs import GradTypeError, jvp_program, vjp_program
+from transforms.batching.programs import vmap_program
+from transforms.staging import ProgramCache
 
 
 def _float_outputs(closed: ClosedJaxpr) -> list[ShapedArray]:
@@ -63,8 +68,6 @@ def _block(x, axis: int, start: int, rows: ShapedArray, lead: tuple[int, ...], t
 def jacfwd_program(closed: ClosedJaxpr, wrt: list[int],
                    options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """Outputs: for each output, for each `wrt` input, the block d out / d in of shape out.shape + in.shape."""
-    from transforms.batching.programs import vmap_program
-
     outs, ins = _float_outputs(closed), _float_inputs(closed, wrt, "jacfwd")
     tangent, _ = jvp_program(closed, wrt, options)
     n_in, n_out = len(closed.in_avals), len(outs)
@@ -88,8 +91,6 @@ def jacfwd_program(closed: ClosedJaxpr, wrt: list[int],
 def jacrev_program(closed: ClosedJaxpr, wrt: list[int],
                    options: Options = DEFAULT_OPTIONS) -> tuple[ClosedJaxpr, Report]:
     """The same blocks as `jacfwd_program`, by vmap of the VJP program over the output elements."""
-    from transforms.batching.programs import vmap_program
-
     outs, ins = _float_outputs(closed), _float_inputs(closed, wrt, "jacrev")
     pullback, _ = vjp_program(closed, wrt, seed="inputs", options=options)
     n_in = len(closed.in_avals)
@@ -118,26 +119,22 @@ def hessian_program(closed: ClosedJaxpr, argnum: int = 0, options: Options = DEF
 # --- API ------------------------------------------------------------------------------------------
 
 
-def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: Options, backend: str,
+def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], cache: ProgramCache,
               has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False):
-    from ir.tree import tree_flatten, tree_unflatten
-    from transforms.ad.api import ProgramCache, _argnums, _main_and_aux
-
     build = jacfwd_program if mode == "jacfwd" else jacrev_program
-    cache = ProgramCache(backend)
 
     def jac_f(*args):
-        staged = cache.stage(fun, args)
-        nums = _argnums(argnums, len(args))
-        out_tree, aux_tree = _main_and_aux(staged) if has_aux else (staged.out_tree, None)
+        staged = cache.trace(fun, args)
+        nums = argnum_positions(argnums, len(args))
+        out_tree, aux_tree = main_and_aux(staged) if has_aux else (staged.out_tree, None)
         leaves = [i for n in nums for i in staged.arg_leaves[n]]
         avals = staged.closed.in_avals
         _check_dtypes(mode, [avals[i] for i in leaves], staged.closed.out_avals[:out_tree.num_leaves],
                       holomorphic, allow_int)
         wrt = [i for i in leaves if differentiable(avals[i])]
         closed = _first_outputs(staged.closed, out_tree.num_leaves) if has_aux else staged.closed
-        program, _ = cache.get((nums, has_aux), staged, lambda: build(closed, wrt, options),
-                               on_disk=(mode, {"wrt": wrt, "options": options, "has_aux": has_aux}))
+        program, _ = cache.program((nums, has_aux), staged, lambda: build(closed, wrt, cache.options),
+                                   on_disk=(mode, {"wrt": wrt, "has_aux": has_aux}))
         blocks = iter(cache.run(program, staged.flat_args))
         out_avals = closed.out_avals
         per_out = []
@@ -162,8 +159,6 @@ def _jacobian(mode: str, fun: Callable, argnums: int | Sequence[int], options: O
 
 def _first_outputs(closed: ClosedJaxpr, n: int) -> ClosedJaxpr:
     """`closed` computing only its first `n` outputs (the rest is dead code the optimizer drops)."""
-    from ir.core import Jaxpr
-
     j = closed.jaxpr
     return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars[:n], j.eqns), closed.consts)
 
@@ -172,13 +167,11 @@ def _check_dtypes(mode: str, in_avals: list[ShapedArray], out_avals: list[Shaped
                   allow_int: bool) -> None:
     """JAX's dtype checks of `jacfwd` (`_check_input_dtype_jacfwd`, `_check_output_dtype_jacfwd`) and of
     `jacrev` (the reverse-mode ones of `grad`)."""
-    from transforms.ad.api import _check_input_revderiv, _check_output_revderiv
-
     if mode == "jacrev":
         for a in in_avals:
-            _check_input_revderiv("jacrev", a, holomorphic, allow_int)
+            check_input_revderiv("jacrev", a, holomorphic, allow_int)
         for a in out_avals:
-            _check_output_revderiv("jacrev", a, holomorphic)
+            check_output_revderiv("jacrev", a, holomorphic)
         return
     for a in in_avals:
         kind, dtype = a.dtype.kind, a.dtype.name
@@ -196,27 +189,29 @@ def _check_dtypes(mode: str, in_avals: list[ShapedArray], out_avals: list[Shaped
 
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False, *,
-           rules="default", cost="flops", extractor="greedy_dag", limits=None, backend: str = "numpy"):
+           backend: str = "numpy", options: Options | None = None, **knobs):
     """The Jacobian by forward mode: for each output leaf, an array of shape out.shape + in.shape (a
     tuple of them for a tuple of argnums, a pytree of them for a pytree argument). Built and compiled
     once per input signature; runs on `backend`. As in JAX: with `has_aux`, `f` returns `(out, aux)` and
     the result is `(jacobian, aux)`; `holomorphic=True` requires complex inputs and outputs, and without
-    it inputs must be real floats."""
-    options = Options(rules, for_backend(cost, backend), extractor, limits)
-    return _jacobian("jacfwd", fun, argnums, options, backend, has_aux, holomorphic)
+    it inputs must be real floats. The optimizer's knobs are `options` and/or its fields as keywords
+    (`rewrites.options`)."""
+    cache = ProgramCache(backend, merge_options("jacfwd", options, knobs))
+    return _jacobian("jacfwd", fun, argnums, cache, has_aux, holomorphic)
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-           allow_int: bool = False, *, rules="default", cost="flops", extractor="greedy_dag", limits=None,
-           backend: str = "numpy"):
+           allow_int: bool = False, *, backend: str = "numpy", options: Options | None = None, **knobs):
     """The Jacobian by reverse mode (same layout as `jacfwd`); `has_aux`, `holomorphic` and `allow_int`
     (an integer input's block is a float0-like zero) as in JAX's `jacrev`."""
-    options = Options(rules, for_backend(cost, backend), extractor, limits)
-    return _jacobian("jacrev", fun, argnums, options, backend, has_aux, holomorphic, allow_int)
+    cache = ProgramCache(backend, merge_options("jacrev", options, knobs))
+    return _jacobian("jacrev", fun, argnums, cache, has_aux, holomorphic, allow_int)
 
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-            **options):
+            *, backend: str = "numpy", options: Options | None = None, **knobs):
     """`jacfwd(jacrev(f))`: for a scalar f of x, an array of shape x.shape + x.shape; with `has_aux`,
-    `(hessian, aux)`, as in JAX."""
-    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic, **options), argnums, has_aux, holomorphic, **options)
+    `(hessian, aux)`, as in JAX. Both run on `backend` with the optimizer's knobs (`options`, keywords)."""
+    merged = merge_options("hessian", options, knobs)
+    inner = jacrev(fun, argnums, has_aux, holomorphic, backend=backend, options=merged)
+    return jacfwd(inner, argnums, has_aux, holomorphic, backend=backend, options=merged)
