@@ -34,8 +34,9 @@ def cases() -> list[Case]:
 
 def derivations(case: Case) -> dict[str, str]:
     """What eqjax derives from `case`, each printed (or the typed error that refused it)."""
-    from rewrites.engine import Limits, optimize
-    from transforms.ad.programs import Options, grad_program, jvp_program, vjp_program
+    from rewrites.engine import optimize
+    from rewrites.options import Limits, Options
+    from transforms.ad.programs import grad_program, jvp_program, vjp_program
     from transforms.batching.programs import vmap_program
 
     data = case.raw
