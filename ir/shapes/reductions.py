@@ -93,7 +93,7 @@ def _operands_and_inits(prim: str, avals) -> tuple[list, list]:
     return operands, inits
 
 
-@shape_rule("reduce", multiple_results=True)
+@shape_rule("reduce")
 def _reduce(*avals, jaxpr, dimensions, **params):
     operands, inits = _operands_and_inits("reduce", avals)
     axes = check_axes("reduce", dimensions, operands[0].ndim, "dimensions")
@@ -157,7 +157,7 @@ for _name, _accepted in WINDOW_REDUCTIONS.items():
     shape_rule(_name)(partial(_window_reduction, _name, _accepted))
 
 
-@shape_rule("reduce_window", multiple_results=True)
+@shape_rule("reduce_window")
 def _reduce_window(*avals, jaxpr, window_dimensions, window_strides, padding, base_dilation=None,
                    window_dilation=None, consts=(), **params):
     operands, inits = _operands_and_inits("reduce_window", avals)
