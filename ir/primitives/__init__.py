@@ -77,6 +77,12 @@ TRAITS: dict[str, str] = {
 # The properties the coverage matrix checks (`transforms.coverage`); a row's `gaps` names some of them.
 PROPERTIES = ("shape", "eval", "cost", "jvp", "vjp", "batching")
 
+# Reasons several rows give for a gap.
+NO_DERIVATIVE_IN_JAX = "JAX defines no derivative for it either (tests/oracle/README.md lists what JAX refuses)"
+NOT_DIFFERENTIABLE = {"jvp": NO_DERIVATIVE_IN_JAX, "vjp": NO_DERIVATIVE_IN_JAX}
+NO_BATCHING_IN_JAX = "JAX cannot batch it either (the fixtures have no vmap of it)"
+NO_OPERANDS = "it has no operands, so nothing to batch"
+
 
 @dataclass(frozen=True)
 class Primitive:
@@ -131,11 +137,14 @@ def define(name: str, *, operands: Count, results: Count = 1, params: Mapping[st
     return row
 
 
-def primitives_with(trait: str) -> tuple[str, ...]:
-    """The names of the primitives with `trait`, in catalogue order."""
-    if trait not in TRAITS:
-        raise ValueError(f"unknown trait {trait!r}; known: {', '.join(TRAITS)}")
-    return tuple(name for name, row in PRIMITIVES.items() if trait in row.traits)
+def primitives_with(*traits: str, operands: Count | None = None) -> tuple[str, ...]:
+    """The names of the primitives with every one of `traits` (and that operand count, if given), in
+    catalogue order."""
+    unknown = [t for t in traits if t not in TRAITS]
+    if unknown:
+        raise ValueError(f"unknown traits {unknown}; known: {', '.join(TRAITS)}")
+    return tuple(name for name, row in PRIMITIVES.items()
+                 if row.traits.issuperset(traits) and (operands is None or row.operands == operands))
 
 
 def shape_rule(*names: str):

@@ -6,11 +6,11 @@ shape operands in JAX's dynamic-shape mode, which the shape rules accept and not
 
 from __future__ import annotations
 
-from ir.primitives import define, variadic
+from ir.primitives import NO_OPERANDS, define, variadic
 from ir.primitives.schema import ANY, DTYPE, INTS, NAT, PAIRS, Param, defaulting, field
 
 define("iota", operands=0, params={"dtype": DTYPE, "shape": INTS, "dimension": NAT, "sharding": ANY},
-       traits={"data_movement", "zero_derivative", "term"})
+       traits={"data_movement", "zero_derivative", "term"}, gaps={"batching": NO_OPERANDS})
 define("reshape", operands=1, traits={"data_movement", "metadata_only", "term"}, linear_in=(0,),
        params={"new_sizes": field(INTS), "dimensions": Param("ints", optional=True, default=None),
                "sharding": defaulting(ANY, None)})

@@ -5,7 +5,7 @@ Their operand and result counts are those of the jaxprs they run, so all of them
 
 from __future__ import annotations
 
-from ir.primitives import define, variadic
+from ir.primitives import NO_BATCHING_IN_JAX, NO_OPERANDS, NOT_DIFFERENTIABLE, define, variadic
 from ir.primitives.schema import ANY, BOOL, DTYPE, JAXPR, JAXPRS, NAT, RECORD, defaulting
 
 _ANY_COUNT = {"operands": variadic(0), "results": variadic(0)}
@@ -26,7 +26,7 @@ define("core_call", **_ANY_COUNT, params={"call_jaxpr": JAXPR, "name": ANY}, tra
 define("remat2", **_ANY_COUNT, params=_REMAT, traits=_CALLS)
 define("checkpoint", **_ANY_COUNT, params=_REMAT, traits=_CALLS)
 define("composite", **_ANY_COUNT, params={"jaxpr": JAXPR, "name": ANY, "attributes": ANY, "version": ANY},
-       traits=_CALLS)
+       traits=_CALLS, gaps={**NOT_DIFFERENTIABLE, "batching": NO_BATCHING_IN_JAX})
 define("custom_jvp_call", **_ANY_COUNT, traits=_CALLS,
        params={**_CUSTOM_CALL, "jvp_jaxpr_fun": ANY, "jvp_jaxpr_thunk": ANY, "jvp": ANY})
 define("custom_vjp_call", **_ANY_COUNT, traits=_CALLS,
@@ -36,13 +36,15 @@ define("custom_vjp_call_jaxpr", **_ANY_COUNT, traits=_CALLS,
                "symbolic_zeros": ANY})
 define("cond", operands=variadic(1), results=variadic(0), params={"branches": JAXPRS, "branches_platforms": ANY},
        traits=_CALLS)
-define("while", **_ANY_COUNT, traits=_CALLS,
+define("while", **_ANY_COUNT, traits=_CALLS, gaps={"vjp": "reverse mode through while: JAX has none either"},
        params={"cond_jaxpr": JAXPR, "body_jaxpr": JAXPR, "cond_nconsts": NAT, "body_nconsts": NAT})
 define("scan", **_ANY_COUNT, traits=_CALLS,
        params={"jaxpr": JAXPR, "length": NAT, "reverse": BOOL, "num_consts": NAT, "num_carry": NAT, "linear": ANY,
                "unroll": ANY, "_split_transpose": ANY})
 define("custom_linear_solve", **_ANY_COUNT, params={"const_lengths": RECORD, "jaxprs": RECORD}, traits=_CALLS)
 define("optimization_barrier", **_ANY_COUNT, traits={"data_movement", "metadata_only"})
-define("platform_index", operands=0, params={"platforms": ANY}, traits={"data_movement"})
+define("platform_index", operands=0, params={"platforms": ANY}, traits={"data_movement"},
+       gaps={**NOT_DIFFERENTIABLE, "batching": NO_OPERANDS})
 # A placeholder for a residual a cond branch does not produce (partial-eval'd gradients).
-define("empty2", operands=0, params={"dtype": DTYPE, "memory_space": ANY}, traits={"data_movement", "zero_derivative"})
+define("empty2", operands=0, params={"dtype": DTYPE, "memory_space": ANY}, traits={"data_movement", "zero_derivative"},
+       gaps={"batching": NO_OPERANDS})

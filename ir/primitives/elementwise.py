@@ -3,7 +3,7 @@ and dtype conversions (shape rules: ir/shapes/elementwise.py, with the dtypes ea
 
 from __future__ import annotations
 
-from ir.primitives import define, variadic
+from ir.primitives import NOT_DIFFERENTIABLE, define, variadic
 from ir.primitives.schema import ANY, BOOL, DTYPE, INT, NAT, Param, defaulting, field
 
 _MATH = {"elementwise", "term"}
@@ -32,9 +32,11 @@ define("reduce_precision", operands=1, params={"exponent_bits": NAT, "mantissa_b
 # --- n-ary, broadcasting ---------------------------------------------------------------------------------
 define("mul", operands=2, traits=_MATH, linear_in=(0, 1))
 define("div", operands=2, traits=_MATH, linear_in=(0,))
-for _name in ("add", "sub", "rem", "max", "min", "atan2", "nextafter", "complex", "igamma", "igammac",
-              "igamma_grad_a", "random_gamma_grad", "zeta", "polygamma", "pow", "add_any"):
+for _name in ("add", "sub", "rem", "max", "min", "atan2", "complex", "igamma", "igammac", "polygamma", "pow",
+              "add_any"):
     define(_name, operands=2, traits=_MATH)
+for _name in ("nextafter", "zeta", "igamma_grad_a", "random_gamma_grad"):
+    define(_name, operands=2, traits=_MATH, gaps=NOT_DIFFERENTIABLE)
 for _name in ("and", "or", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne", "eq_to",
               "lt", "le", "gt", "ge", "lt_to", "le_to"):
     define(_name, operands=2, traits=_PIECEWISE_CONSTANT)
@@ -47,4 +49,4 @@ define("convert_element_type", operands=1, traits=_MATH, linear_in=(0,),
        params={"new_dtype": field(DTYPE), "sharding": defaulting(ANY, None, printed=False),
                "weak_type": defaulting(BOOL, False)})
 define("bitcast_convert_type", operands=1, params={"new_dtype": DTYPE},
-       traits={"data_movement", "metadata_only", "term"})
+       traits={"data_movement", "metadata_only", "term"}, gaps=NOT_DIFFERENTIABLE)

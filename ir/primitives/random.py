@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ir.primitives import define
+from ir.primitives import NOT_DIFFERENTIABLE, define
 from ir.primitives.schema import ANY, BOOL, DTYPE, ENUM, INTS, NAT
 
 _KEY = {"random", "zero_derivative"}  # key-valued or bits-valued: no tangents
@@ -19,4 +19,6 @@ define("random_gamma", operands=2, params={"log_space": BOOL}, traits={"random"}
 define("threefry2x32", operands=4, results=2, traits=_KEY)
 define("rng_bit_generator", operands=1, results=2, traits=_KEY,
        params={"shape": INTS, "dtype": DTYPE, "algorithm": ENUM, "out_sharding": ANY})
-define("rng_uniform", operands=2, params={"shape": INTS}, traits={"random"})
+_STATEFUL = "stateful: it draws from a global generator state the program does not hold"
+define("rng_uniform", operands=2, params={"shape": INTS}, traits={"random"},
+       gaps={"eval": _STATEFUL, **NOT_DIFFERENTIABLE, "batching": _STATEFUL})

@@ -11,7 +11,7 @@ from functools import partial
 
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.params import as_ints
-from ir.primitives import shape_rule
+from ir.primitives import primitives_with, shape_rule
 from ir.shapes.arrays import dilate_dim
 from ir.shapes.common import ANY, BOOL_OR_INT, INT, NUM, check_axes, check_axis, check_dtype, dtype_param, fail
 
@@ -111,7 +111,7 @@ def _cumulative(prim, x, *, axis, reverse=False, **params):
     return [ShapedArray(x.shape, x.dtype, x.weak_type)]
 
 
-for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+for _name in primitives_with("cumulative"):
     shape_rule(_name)(partial(_cumulative, _name))
 
 
