@@ -63,12 +63,14 @@ TRAITS: dict[str, str] = {
     "reduction": "an axis reduction with a monoid (`axes` param): the result drops those axes, same dtype",
     "arg_reduction": "the index of the extreme element along `axes` (argmax, argmin)",
     "cumulative": "a scan of a monoid along `axis` (`reverse` runs it backwards); result shape = operand shape",
-    "data_movement": "does no arithmetic: its results are copies or rearrangements of its operands' elements, "
-                     "or constants",
+    "data_movement": "does no arithmetic: its results are its operands' elements (or their real or imaginary "
+                     "parts, or their bits seen as another dtype) rearranged, or constants",
     "metadata_only": "changes only how the data is seen (shape, dtype view, key wrapper); copies no bytes",
     "region_read": "reads only the region of its first operand that it copies out (slices, gathers)",
     "scalar_combiner": "its jaxpr param is a scalar combiner applied per element, not a body run as a program",
     "higher_order": "its params hold jaxprs it runs as programs (jit, cond, scan, while, custom rules, ...)",
+    "call": "only calls its body: runs its jaxpr once on its operands, its results are the jaxpr's outputs (so "
+            "inlining it changes nothing)",
     "random": "a PRNG primitive (keys, bits, key data)",
     "zero_derivative": "its results never carry a tangent: piecewise constant, integer- or key-valued",
     "term": "the e-graph holds it with its own constructor `p_<name>` and typed fields (rewrites/terms.py)",

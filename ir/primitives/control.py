@@ -9,7 +9,7 @@ from ir.primitives import NO_BATCHING_IN_JAX, NO_OPERANDS, NOT_DIFFERENTIABLE, d
 from ir.primitives.schema import ANY, BOOL, DTYPE, JAXPR, JAXPRS, NAT, RECORD, defaulting
 
 _ANY_COUNT = {"operands": variadic(0), "results": variadic(0)}
-_CALLS = {"higher_order"}
+_CALLS = {"higher_order"}  # runs the jaxprs its params hold
 # jit's params: those JAX prints, and those it hides at their defaults (ir/text/eqn_rules.py)
 _JIT = {"jaxpr": JAXPR, "name": ANY, "donated_invars": ANY, "inline": defaulting(ANY, False, printed=False),
         "keep_unused": defaulting(ANY, False, printed=False), "in_shardings": ANY, "out_shardings": ANY,
@@ -19,10 +19,10 @@ _REMAT = {"jaxpr": JAXPR, "prevent_cse": ANY, "differentiated": ANY, "policy": A
 _CUSTOM_CALL = {"call_jaxpr": JAXPR, "name": ANY, "num_consts": defaulting(NAT, 0, printed=False),
                 "symbolic_zeros": ANY}
 
-define("jit", **_ANY_COUNT, params=_JIT, traits=_CALLS)
-define("pjit", **_ANY_COUNT, params=_JIT, traits=_CALLS)
-define("closed_call", **_ANY_COUNT, params={"call_jaxpr": JAXPR}, traits=_CALLS)
-define("core_call", **_ANY_COUNT, params={"call_jaxpr": JAXPR, "name": ANY}, traits=_CALLS)
+define("jit", **_ANY_COUNT, params=_JIT, traits={*_CALLS, "call"})
+define("pjit", **_ANY_COUNT, params=_JIT, traits={*_CALLS, "call"})
+define("closed_call", **_ANY_COUNT, params={"call_jaxpr": JAXPR}, traits={*_CALLS, "call"})
+define("core_call", **_ANY_COUNT, params={"call_jaxpr": JAXPR, "name": ANY}, traits={*_CALLS, "call"})
 define("remat2", **_ANY_COUNT, params=_REMAT, traits=_CALLS)
 define("checkpoint", **_ANY_COUNT, params=_REMAT, traits=_CALLS)
 define("composite", **_ANY_COUNT, params={"jaxpr": JAXPR, "name": ANY, "attributes": ANY, "version": ANY},
