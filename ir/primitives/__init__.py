@@ -88,6 +88,8 @@ NO_OPERANDS = "it has no operands, so nothing to batch"
 
 @dataclass(frozen=True)
 class Primitive:
+    """One catalogue row: what the primitive named as JAX prints it takes, returns and is (module docstring)."""
+
     name: str
     operands: Count
     results: Count = 1
@@ -103,9 +105,6 @@ class Primitive:
     @property
     def higher_order(self) -> bool:
         return "higher_order" in self.traits
-
-    def has(self, trait: str) -> bool:
-        return trait in self.traits
 
     def typed_fields(self) -> list[tuple[str, Param]]:
         """The params held as typed fields of the e-graph constructor, in schema order."""
