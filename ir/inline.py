@@ -2,8 +2,9 @@
 
 A call boundary means nothing to evaluation, and transforms that walk a program equation by equation
 (AD builds one linearization or cotangent node per equation) want one flat list. `CALLS` are the
-primitives that only call their body; the caller may add others (AD adds `remat2`, which only
-changes what is recomputed, and the custom-derivative calls, whose bodies it differentiates).
+primitives that only call their body (the catalogue trait "call"); the caller may add others (AD adds
+`remat2`, which only changes what is recomputed, and the custom-derivative calls, whose bodies it
+differentiates).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var
+from ir.primitives import primitives_with
 
-CALLS = frozenset({"jit", "pjit", "closed_call", "core_call"})
+CALLS = frozenset(primitives_with("call"))  # jit, pjit, closed_call, core_call
 _BODY_KEYS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 
 

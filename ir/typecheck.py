@@ -1,8 +1,8 @@
 """Type checking of Jaxprs and their canonical fingerprint.
 
 `typecheck` walks every equation (nested jaxprs included), checks that each operand is bound before
-use, checks its params against the primitive's schema (`ir.param_schemas`), applies the primitive's
-shape/dtype rule and compares the result with the declared binders.
+use, checks its params against the primitive's schema (its catalogue row, `ir.primitives`), applies the
+primitive's shape/dtype rule and compares the result with the declared binders.
 A primitive without a shape rule is refused with `UnsupportedPrimitive` naming it: nothing downstream
 could check, evaluate or rewrite it (register a shape rule in `ir/shapes` to add one).
 """
@@ -13,8 +13,7 @@ import hashlib
 
 from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, Var, subjaxprs
 from ir.errors import JaxprTypeError, UnsupportedPrimitive
-from ir.param_schemas import check_params
-from ir.primitives import SHAPE_RULES, _load_rules
+from ir.primitives import SHAPE_RULES, _load_rules, check_params
 
 # Exceptions a shape rule raises on malformed params (a bad axis, a missing key): the equation is
 # ill-typed, so they become a JaxprTypeError naming it.

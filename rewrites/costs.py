@@ -11,13 +11,15 @@ comparisons, 4 for div/sqrt, 10 for transcendentals, 30 for special functions; `
 its square-and-multiply steps) and complex dtypes × 4 (a complex multiply-add is four real ones);
 reductions, cumulative ops and arg-reductions cost their input size; `dot_general` 2 × batch × M × N × K
 = 2 × out size × K; `conv_general_dilated` 2 × out size × kernel window × rhs input features (already
-divided by the group count); data movement (`ZERO_FLOPS`: reshape, transpose, slices, gather, ...)
-costs 0; sort, FFT, linear algebra and random bits use the textbook leading terms in `_FLOPS_RULES`.
+divided by the group count); data movement (`ZERO_FLOPS`, the catalogue's "data_movement" trait:
+reshape, transpose, slices, gather, ...) costs 0; sort, FFT, linear algebra and random bits use the
+textbook leading terms in `_FLOPS_RULES`.
 
 `bytes_moved`: inputs plus outputs at their item size (a key<fry> is 8 bytes, float0 0 bytes),
-except metadata-only ops (`FREE_BYTES`: reshape, squeeze, ...) at 0, and slice/dynamic_slice/gather,
-which read only the output-sized region they copy (plus indices). Updates (dynamic_update_slice,
-scatter) are priced as functional copies, as eqjax's NumPy evaluation performs them.
+except metadata-only ops (`FREE_BYTES`, the trait "metadata_only": reshape, squeeze, ...) at 0, and the
+"region_read" ones (slice, dynamic_slice, gather), which read only the output-sized region they copy
+(plus indices). Updates (dynamic_update_slice, scatter) are priced as functional copies, as eqjax's NumPy
+evaluation performs them.
 
 Higher-order primitives are priced by their bodies under the same model: `cond` its costliest branch,
 `scan` length × body, `while` one trip of cond and body (the trip count is unknown),
@@ -36,6 +38,7 @@ from typing import NamedTuple
 
 from ir.core import ClosedJaxpr, Jaxpr, ShapedArray
 from ir.params import Record, as_ints, walk_values
+from ir.primitives import primitives_with
 from ir.shapes.fft import fft_type_code
 
 Cost = int | float
@@ -119,8 +122,7 @@ def _nested_cost(model: CostModel, primitive: str, params: dict) -> Cost | None:
 
 
 # Primitives whose jaxpr param is a scalar combiner applied per element, priced by their own rules.
-_SCALAR_BODIES = frozenset({"reduce", "reduce_window", "scatter", "scatter-add", "scatter-sub", "scatter-mul",
-                            "scatter-min", "scatter-max"})
+_SCALAR_BODIES = frozenset(primitives_with("scalar_combiner"))
 
 
 # --- op_count ----------------------------------------------------------------------------------
@@ -149,15 +151,11 @@ ELEMENTWISE_WEIGHTS: dict[str, int] = {
         "regularized_incomplete_beta", "bessel_i0e", "bessel_i1e", "erf_inv"), 30),
 }
 
-ZERO_FLOPS = frozenset({
-    "reshape", "squeeze", "transpose", "broadcast_in_dim", "slice", "dynamic_slice", "dynamic_update_slice",
-    "concatenate", "pad", "rev", "gather", "scatter", "copy", "copy_p", "device_put", "split", "tile",
-    "stack", "unstack", "bitcast_convert_type", "stop_gradient", "optimization_barrier", "iota", "empty2",
-    "platform_index", "real", "imag", "random_wrap", "random_unwrap", "random_clone"})
+ZERO_FLOPS = frozenset(primitives_with("data_movement"))
 
-REDUCTIONS = frozenset({
-    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor",
-    "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"})
+# One operation per input element (cumlogsumexp, an exp and a log per element, has its own rule below).
+REDUCTIONS = frozenset({*primitives_with("reduction"), *primitives_with("arg_reduction"),
+                        *primitives_with("cumulative")} - {"cumlogsumexp"})
 
 THREEFRY_PER_WORD = 50  # 20 rounds of add, rotate and xor per pair of 32-bit words
 
@@ -362,9 +360,8 @@ def _flops(primitive: str, params: dict, ins: list[ShapedArray], outs: list[Shap
 
 # --- bytes -------------------------------------------------------------------------------------
 
-FREE_BYTES = frozenset({"reshape", "squeeze", "stop_gradient", "optimization_barrier", "device_put",
-                        "bitcast_convert_type", "random_wrap", "random_unwrap"})
-REGION_READS = frozenset({"slice", "dynamic_slice", "gather"})
+FREE_BYTES = frozenset(primitives_with("metadata_only"))
+REGION_READS = frozenset(primitives_with("region_read"))
 
 
 def _bytes_moved(primitive: str, params: dict, ins: list[ShapedArray], outs: list[ShapedArray]) -> Cost:

@@ -36,6 +36,7 @@ from typing import Any
 
 from ir.errors import EqjaxError, JaxprSyntaxError, UnsupportedPrimitive, located
 from ir.params import Symbol
+from ir.primitives import Primitive, Variadic
 from rewrites.pattern import App, Condition, Lit, Origin, Param, Pattern, PatternRule, Var, variables
 from rewrites.rule import SOUNDNESS
 
@@ -488,7 +489,7 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
     if row.multiple_results:
         return f"{prim} has several results; rules rewrite single-result primitives", "another primitive", "prim"
     spec = SPECS.get(prim)
-    low, high = _arity(prim, spec, SHAPE_RULES.get(prim))
+    low, high = _arity(row)
     if not low <= n_args <= high:
         want = str(low) if low == high else f"at least {low}" if high == _MANY else f"{low} to {high}"
         return f"{prim} takes {want} operand{'s' if want != '1' else ''}, got {n_args}", f"{want} operands", "args"
@@ -525,21 +526,10 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
 _MANY = 1 << 30
 
 
-def _arity(prim: str, spec, rule) -> tuple[int, int]:
-    if spec is not None:
-        return spec.arity, spec.arity
-    if rule is None:
-        return 0, _MANY
-    try:
-        sig = inspect.signature(rule)
-    except (TypeError, ValueError):
-        return 0, _MANY
-    positional = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    variadic = any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values())
-    low = sum(1 for p in positional if p.default is p.empty)
-    if variadic:
-        return max(low, 1 if not positional else low), _MANY
-    return low, len(positional)
+def _arity(row: Primitive) -> tuple[int, int]:
+    """The fewest and most operands the primitive's catalogue row allows."""
+    count = row.operands
+    return (count.minimum, _MANY) if isinstance(count, Variadic) else (count, count)
 
 
 def _required_params(rule) -> list[str]:

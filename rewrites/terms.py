@@ -14,7 +14,8 @@ Leaves
     Arr.scalar(v, dtype)     a rank-0 literal of `dtype` whose value is the float64 `v`
 
 Equations
-    one constructor per single-result primitive with a fixed number of operands, named after it
+    one constructor per primitive with the catalogue trait "term" (ir/primitives: single-result, a fixed
+    number of operands), named after it
     (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`): the operands, then the params a rule may read
     as typed egglog values (`TermSpec.fields`), then `extra`, the remaining params as their printed
     text ("" stands for the primitive's default params, which rules use when they build a node);
@@ -42,6 +43,7 @@ from typing import Any
 from egglog import EGraph, Expr, StringLike, Vec, f64Like, function, i64, i64Like, method, relation
 from egglog.declarations import LitDecl
 
+from ir.primitives import PRIMITIVES, Primitive, primitives_with
 from rewrites import egglog_fast  # noqa: F401  (before any expression is built)
 
 
@@ -224,41 +226,20 @@ class TermSpec:
         return "p_" + self.primitive.replace("-", "_")
 
 
-def _unary_and_nary() -> dict[str, int]:
-    from ir.shapes.elementwise import NARY, UNARY
-
-    arities = {name: 1 for name in UNARY}
-    arities.update({name: len(accepted) for name, (accepted, _) in NARY.items()})
-    arities.update({"pow": 2, "add_any": 2, "clamp": 3, "round": 1, "reduce_precision": 1,
-                    "bitcast_convert_type": 1, "stop_gradient": 1})
-    return arities
+# The field kind of each param kind a catalogue row marks `term_field` (ir/primitives/schema.py).
+FIELD_KINDS: dict[str, FieldKind] = {"int": INT, "nat": INT, "ints": INTS, "dtype": DTYPE,
+                                     "dot_dims": DIMENSION_NUMBERS}
 
 
-_FIELDS: dict[str, tuple[tuple[str, FieldKind], ...]] = {
-    "integer_pow": (("y", INT),),
-    "convert_element_type": (("new_dtype", DTYPE),),
-    "transpose": (("permutation", INTS),),
-    "reshape": (("new_sizes", INTS),),
-    "broadcast_in_dim": (("shape", INTS), ("broadcast_dimensions", INTS)),
-    "squeeze": (("dimensions", INTS),),
-    "rev": (("dimensions", INTS),),
-    **{f"reduce_{op}": (("axes", INTS),) for op in ("sum", "max", "min", "prod", "and", "or", "xor")},
-    **{f"cum{op}": (("axis", INT),) for op in ("sum", "prod", "max", "min", "logsumexp")},
-    "argmax": (("axes", INTS),),
-    "argmin": (("axes", INTS),),
-    "slice": (("start_indices", INTS), ("limit_indices", INTS)),
-    "dot_general": (("dimension_numbers", DIMENSION_NUMBERS),),
-}
-_ARITY = {"transpose": 1, "reshape": 1, "broadcast_in_dim": 1, "squeeze": 1, "rev": 1, "argmax": 1,
-          "argmin": 1, "slice": 1, "dot_general": 2, "pad": 2, "iota": 0, "integer_pow": 1,
-          "convert_element_type": 1, **{f"reduce_{op}": 1 for op in ("sum", "max", "min", "prod", "and", "or",
-                                                                   "xor")},
-          **{f"cum{op}": 1 for op in ("sum", "prod", "max", "min", "logsumexp")}}
+def _spec(row: Primitive) -> TermSpec:
+    """The term spec of a catalogue row with the trait "term": its operand count and typed fields."""
+    if not isinstance(row.operands, int) or row.multiple_results:
+        raise ValueError(f"primitive {row.name!r} has the trait 'term' but not one result and a fixed operand count")
+    return TermSpec(row.name, row.operands, tuple((name, FIELD_KINDS[p.kind]) for name, p in row.typed_fields()))
 
 
 def _build_specs() -> dict[str, TermSpec]:
-    arities = {**_unary_and_nary(), **_ARITY}
-    return {name: TermSpec(name, arity, _FIELDS.get(name, ())) for name, arity in sorted(arities.items())}
+    return {name: _spec(PRIMITIVES[name]) for name in sorted(primitives_with("term"))}
 
 
 SPECS: dict[str, TermSpec] = _build_specs()
@@ -284,25 +265,12 @@ CONSTRUCTORS: dict[str, Any] = {name: _make_constructor(spec) for name, spec in 
 BY_EGG_NAME: dict[str, TermSpec] = {spec.constructor_name: spec for spec in SPECS.values()}
 
 
-_DEFAULT_PARAMS: dict[str, Callable[[list], dict]] = {
-    "reduce_sum": lambda avals: {"out_sharding": None},
-    "broadcast_in_dim": lambda avals: {"sharding": None},
-    "reshape": lambda avals: {"dimensions": None, "sharding": None},
-    "convert_element_type": lambda avals: {"sharding": None, "weak_type": False},
-    "dot_general": lambda avals: {"out_sharding": None, "precision": None,
-                                  "preferred_element_type": avals[0].dtype},
-    "slice": lambda avals: {"strides": None},
-    **{f"cum{op}": (lambda avals: {"reverse": False}) for op in ("sum", "prod", "max", "min", "logsumexp")},
-}
-
-
 def default_params(prim: str, in_avals: list) -> dict | None:
-    """The leftover params a rule-built node of `prim` gets (its `extra` is ""), or None if it has none."""
-    spec = SPECS.get(prim)
-    if spec is None:
+    """The leftover params a rule-built node of `prim` gets (its `extra` is ""), or None if it has none:
+    the params its catalogue row gives a default, other than the typed fields."""
+    if prim not in SPECS:
         return None
-    rule = _DEFAULT_PARAMS.get(prim)
-    return rule(in_avals) if rule is not None else {}
+    return PRIMITIVES[prim].default_params(in_avals)
 
 
 class _Ops:

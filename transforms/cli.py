@@ -21,6 +21,8 @@
                                        re-checked on sample inputs (transforms/cli_explain.py)
     eqjax show FILE|- --out X.html|X.svg  the saturated e-graph as an HTML page, or the program before and after
                                        optimization as an SVG (transforms/cli_show.py)
+    eqjax primitives [--json]          the primitive catalogue: each primitive's shape rule, NumPy impl, cost, JVP,
+                                       VJP and batching, and the named gaps (transforms/cli_primitives.py)
     eqjax check FILE|-                 parse + typecheck a jaxpr text, print it back and its fingerprint
     eqjax eval FILE|- [--args NPZ]     evaluate a jaxpr text (zeros, or arrays from an .npz file)
     eqjax measure FILE|- [--args NPZ] [--backend numpy,interpreter,xla] [--json]
@@ -53,6 +55,7 @@ from rewrites.options import DEFAULT_OPTIONS, Options
 from transforms import cli_options
 from transforms.cli_explain import add_explain_parser
 from transforms.cli_options import UsageError
+from transforms.cli_primitives import add_primitives_parser
 from transforms.cli_show import add_show_parser
 
 
@@ -750,6 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_demo)
     add_show_parser(sub)  # eqjax show: pictures (transforms/cli_show.py)
     add_explain_parser(sub)  # eqjax explain: derivations (transforms/cli_explain.py)
+    add_primitives_parser(sub)  # eqjax primitives: the catalogue's coverage (transforms/cli_primitives.py)
     return p
 
 

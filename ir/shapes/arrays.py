@@ -151,7 +151,7 @@ def _rev(x, *, dimensions, **params):
     return [ShapedArray(x.shape, x.dtype, x.weak_type)]
 
 
-@shape_rule("split", multiple_results=True)
+@shape_rule("split")
 def _split(x, *, sizes, axis, **params):
     sizes = _sizes("split", "sizes", sizes)
     axis = check_axis("split", axis, x.ndim)
@@ -161,7 +161,7 @@ def _split(x, *, sizes, axis, **params):
     return [ShapedArray(x.shape[:axis] + (s,) + x.shape[axis + 1:], x.dtype, x.weak_type) for s in sizes]
 
 
-@shape_rule("unstack", multiple_results=True)
+@shape_rule("unstack")
 def _unstack(x, *, axis, **params):
     """The transpose of stack (JAX's grad of `jnp.stack` prints it): one result per index of `axis`, that
     axis removed."""
@@ -169,7 +169,7 @@ def _unstack(x, *, axis, **params):
     return [ShapedArray(x.shape[:axis] + x.shape[axis + 1:], x.dtype, x.weak_type)] * x.shape[axis]
 
 
-@shape_rule("device_put", multiple_results=True)
+@shape_rule("device_put")
 def _device_put(*xs, **params):
     """A transfer: each operand comes back unchanged (the params name devices and copy semantics)."""
     return list(xs)

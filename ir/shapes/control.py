@@ -69,10 +69,10 @@ def call_rule(prim: str, body_param: str, *avals: ShapedArray, **params) -> list
 
 
 for _prim, _body_param in _CALL_BODY.items():
-    shape_rule(_prim, multiple_results=True, higher_order=True)(partial(call_rule, _prim, _body_param))
+    shape_rule(_prim)(partial(call_rule, _prim, _body_param))
 
 
-@shape_rule("cond", multiple_results=True, higher_order=True)
+@shape_rule("cond")
 def cond_rule(index: ShapedArray, *operands: ShapedArray, **params) -> list[ShapedArray]:
     if index.shape != () or index.dtype not in (int32, bool_):
         raise JaxprTypeError("the branch index (first operand) must be a scalar", primitive="cond",
@@ -90,7 +90,7 @@ def cond_rule(index: ShapedArray, *operands: ShapedArray, **params) -> list[Shap
     return [_weak_join(avals) for avals in zip(*(b.out_avals for b in branches), strict=True)]
 
 
-@shape_rule("while", multiple_results=True, higher_order=True)
+@shape_rule("while")
 def while_rule(*avals: ShapedArray, **params) -> list[ShapedArray]:
     cond_jaxpr = _jaxpr_param("while", params, "cond_jaxpr")
     body_jaxpr = _jaxpr_param("while", params, "body_jaxpr")
@@ -108,7 +108,7 @@ def while_rule(*avals: ShapedArray, **params) -> list[ShapedArray]:
     return [_weak_join(pair) for pair in zip(init, body_jaxpr.out_avals, strict=True)]
 
 
-@shape_rule("scan", multiple_results=True, higher_order=True)
+@shape_rule("scan")
 def scan_rule(*avals: ShapedArray, **params) -> list[ShapedArray]:
     body = _jaxpr_param("scan", params, "jaxpr")
     num_consts = _count_param("scan", params, "num_consts", len(avals))
@@ -133,7 +133,7 @@ def scan_rule(*avals: ShapedArray, **params) -> list[ShapedArray]:
     return [*carry_out, *(ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in ys)]
 
 
-@shape_rule("optimization_barrier", multiple_results=True)
+@shape_rule("optimization_barrier")
 def optimization_barrier_rule(*avals: ShapedArray, **_) -> list[ShapedArray]:
     return list(avals)
 
@@ -142,7 +142,7 @@ def optimization_barrier_rule(*avals: ShapedArray, **_) -> list[ShapedArray]:
 _LINEAR_SOLVE_FIELDS = ("matvec", "vecmat", "solve", "transpose_solve")
 
 
-@shape_rule("custom_linear_solve", multiple_results=True, higher_order=True)
+@shape_rule("custom_linear_solve")
 def custom_linear_solve_rule(*avals: ShapedArray, const_lengths, jaxprs, **_) -> list[ShapedArray]:
     if not isinstance(const_lengths, Record) or not isinstance(jaxprs, Record):
         raise JaxprTypeError("params const_lengths and jaxprs must be _LinearSolveTuple records",

@@ -169,7 +169,7 @@ for _name in ("scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-m
 
 # --- sort and top-k ---------------------------------------------------------------------------
 
-@shape_rule("sort", multiple_results=True)
+@shape_rule("sort")
 def _sort(*xs, dimension, num_keys=1, **params):
     if not xs:
         fail("sort", "needs at least one operand", expected=">= 1 operand", actual=0)
@@ -194,13 +194,13 @@ def _k_largest(prim: str, x: ShapedArray, k: int, axis: int) -> list[ShapedArray
     return [ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, D.int32)]
 
 
-@shape_rule("top_k", multiple_results=True)
+@shape_rule("top_k")
 def _top_k(x, *, k, axis=-1, **params):
     check_dtype("top_k", x, ANY - {"c"})
     return _k_largest("top_k", x, int(k), int(axis))
 
 
-@shape_rule("approx_top_k", multiple_results=True)
+@shape_rule("approx_top_k")
 def _approx_top_k(x, *, k, reduction_dimension=-1, aggregate_to_topk=True, **params):
     check_dtype("approx_top_k", x, FLOAT)
     if not aggregate_to_topk:

@@ -75,20 +75,20 @@ def _linalg_rule(prim: str, ranks: Sequence[int], core_rule: Callable, *avals: S
     return _results(batch, core_rule(prim, avals[0].dtype, *cores, **params))
 
 
-def _register(prim: str, ranks: Sequence[int], *, multiple_results: bool):
+def _register(prim: str, ranks: Sequence[int]):
     def register(core_rule: Callable) -> Callable:
-        shape_rule(prim, multiple_results=multiple_results)(partial(_linalg_rule, prim, ranks, core_rule))
+        shape_rule(prim)(partial(_linalg_rule, prim, ranks, core_rule))
         return core_rule
     return register
 
 
-@_register("cholesky", (2,), multiple_results=False)
+@_register("cholesky", (2,))
 def cholesky_core(prim, dtype, a, **_):
     _square(prim, a)
     return [(a, dtype)]
 
 
-@_register("triangular_solve", (2, 2), multiple_results=False)
+@_register("triangular_solve", (2, 2))
 def triangular_solve_core(prim, dtype, a, b, *, left_side=False, **_):
     m = _square(prim, a)
     common = b[0] if left_side else b[1]
@@ -99,7 +99,7 @@ def triangular_solve_core(prim, dtype, a, b, *, left_side=False, **_):
     return [(b, dtype)]
 
 
-@_register("qr", (2,), multiple_results=True)
+@_register("qr", (2,))
 def qr_core(prim, dtype, a, *, full_matrices, pivoting=False, **_):
     m, n = a
     k = m if full_matrices else min(m, n)
@@ -107,13 +107,13 @@ def qr_core(prim, dtype, a, *, full_matrices, pivoting=False, **_):
     return outs + [((n,), int32)] if pivoting else outs
 
 
-@_register("geqrf", (2,), multiple_results=True)
+@_register("geqrf", (2,))
 def geqrf_core(prim, dtype, a, **_):
     m, n = a
     return [((m, n), dtype), ((min(m, n),), dtype)]  # R above the diagonal, the reflectors below; their taus
 
 
-@_register("svd", (2,), multiple_results=True)
+@_register("svd", (2,))
 def svd_core(prim, dtype, a, *, full_matrices, compute_uv, subset_by_index=None, **_):
     m, n = a
     rank = min(m, n)
@@ -129,14 +129,14 @@ def svd_core(prim, dtype, a, *, full_matrices, compute_uv, subset_by_index=None,
     return [s, ((m, m if full_matrices else rank), dtype), ((n if full_matrices else rank, n), dtype)]
 
 
-@_register("eigh", (2,), multiple_results=True)
+@_register("eigh", (2,))
 def eigh_core(prim, dtype, a, *, subset_by_index=None, **_):
     n = _square(prim, a)
     d = n if subset_by_index is None else int(subset_by_index[1]) - int(subset_by_index[0])
     return [((n, d), dtype), ((d,), _real(dtype))]
 
 
-@_register("lu", (2,), multiple_results=True)
+@_register("lu", (2,))
 def lu_core(prim, dtype, a, **_):
     m, n = a
     return [(a, dtype), ((min(m, n),), int32), ((m,), int32)]
@@ -155,7 +155,7 @@ def lu_pivots_to_permutation_rule(pivots: ShapedArray, *, permutation_size, **_)
     return _results(batch, [((int(permutation_size),), int32)])
 
 
-@_register("householder_product", (2, 1), multiple_results=False)
+@_register("householder_product", (2, 1))
 def householder_product_core(prim, dtype, a, taus, **_):
     m, n = a
     if m < n:
@@ -167,26 +167,26 @@ def householder_product_core(prim, dtype, a, taus, **_):
     return [(a, dtype)]
 
 
-@_register("eig", (2,), multiple_results=True)
+@_register("eig", (2,))
 def eig_core(prim, dtype, a, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, **_):
     n = _square(prim, a)
     count = int(bool(compute_left_eigenvectors)) + int(bool(compute_right_eigenvectors))
     return [((n,), _complex(dtype))] + [((n, n), _complex(dtype))] * count
 
 
-@_register("schur", (2,), multiple_results=True)
+@_register("schur", (2,))
 def schur_core(prim, dtype, a, *, compute_schur_vectors=True, **_):
     _square(prim, a)
     return [(a, dtype)] * (2 if compute_schur_vectors else 1)
 
 
-@_register("hessenberg", (2,), multiple_results=True)
+@_register("hessenberg", (2,))
 def hessenberg_core(prim, dtype, a, **_):
     n = _square(prim, a)
     return [(a, dtype), ((n - 1,), dtype)]
 
 
-@_register("tridiagonal", (2,), multiple_results=True)
+@_register("tridiagonal", (2,))
 def tridiagonal_core(prim, dtype, a, **_):
     n = _square(prim, a)
     if n == 0:
@@ -195,7 +195,7 @@ def tridiagonal_core(prim, dtype, a, **_):
     return [(a, dtype), ((n,), _real(dtype)), ((n - 1,), _real(dtype)), ((n - 1,), dtype)]
 
 
-@_register("tridiagonal_solve", (1, 1, 1, 2), multiple_results=False)
+@_register("tridiagonal_solve", (1, 1, 1, 2))
 def tridiagonal_solve_core(prim, dtype, dl, d, du, b, **_):
     if not dl == d == du:
         raise JaxprTypeError("the three diagonals must have the same shape", primitive=prim,

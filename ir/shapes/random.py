@@ -116,7 +116,7 @@ def random_gamma_rule(keys: ShapedArray, a: ShapedArray, **_) -> list[ShapedArra
     return [a]
 
 
-@shape_rule("threefry2x32", multiple_results=True)
+@shape_rule("threefry2x32")
 def threefry2x32_rule(*avals: ShapedArray, **_) -> list[ShapedArray]:
     if len(avals) != 4 or any(a.dtype != uint32 for a in avals):
         raise JaxprTypeError("takes four uint32 operands (key1, key2, x1, x2)", primitive="threefry2x32",
@@ -125,7 +125,7 @@ def threefry2x32_rule(*avals: ShapedArray, **_) -> list[ShapedArray]:
     return [out, out]
 
 
-@shape_rule("rng_bit_generator", multiple_results=True)
+@shape_rule("rng_bit_generator")
 def rng_bit_generator_rule(key: ShapedArray, *, shape, dtype, **_) -> list[ShapedArray]:
     if key.ndim != 1 or key.dtype not in (uint32, uint64):
         raise JaxprTypeError("the generator state must be a vector of uint32 or uint64",

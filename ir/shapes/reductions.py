@@ -11,7 +11,7 @@ from functools import partial
 
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.params import as_ints
-from ir.primitives import shape_rule
+from ir.primitives import primitives_with, shape_rule
 from ir.shapes.arrays import dilate_dim
 from ir.shapes.common import ANY, BOOL_OR_INT, INT, NUM, check_axes, check_axis, check_dtype, dtype_param, fail
 
@@ -93,7 +93,7 @@ def _operands_and_inits(prim: str, avals) -> tuple[list, list]:
     return operands, inits
 
 
-@shape_rule("reduce", multiple_results=True)
+@shape_rule("reduce")
 def _reduce(*avals, jaxpr, dimensions, **params):
     operands, inits = _operands_and_inits("reduce", avals)
     axes = check_axes("reduce", dimensions, operands[0].ndim, "dimensions")
@@ -111,7 +111,7 @@ def _cumulative(prim, x, *, axis, reverse=False, **params):
     return [ShapedArray(x.shape, x.dtype, x.weak_type)]
 
 
-for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+for _name in primitives_with("cumulative"):
     shape_rule(_name)(partial(_cumulative, _name))
 
 
@@ -157,7 +157,7 @@ for _name, _accepted in WINDOW_REDUCTIONS.items():
     shape_rule(_name)(partial(_window_reduction, _name, _accepted))
 
 
-@shape_rule("reduce_window", multiple_results=True)
+@shape_rule("reduce_window")
 def _reduce_window(*avals, jaxpr, window_dimensions, window_strides, padding, base_dilation=None,
                    window_dilation=None, consts=(), **params):
     operands, inits = _operands_and_inits("reduce_window", avals)

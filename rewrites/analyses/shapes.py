@@ -39,6 +39,7 @@ from egglog import (
 )
 
 from ir import dtypes as D
+from ir.primitives import primitives_with
 from ir.shapes.elementwise import NARY, UNARY
 from rewrites.rule import EXACT, RuleBook
 from rewrites.terms import SPECS, Arr, T, dtype_of, shape_of
@@ -156,11 +157,8 @@ unary_operand = relation("unary_operand", Arr, Arr)  # e = f(x), f elementwise
 binary_operands = relation("binary_operands", Arr, Arr, Arr)  # e = f(x, y), f elementwise
 dtype_from = relation("dtype_from", Arr, Arr)  # e has the dtype of x
 
-_MORE_UNARY = ("round", "reduce_precision", "integer_pow", "convert_element_type")
-UNARY_PRIMS: tuple[str, ...] = tuple(sorted(name for name in (*UNARY, *_MORE_UNARY) if name in SPECS))
-BINARY_PRIMS: tuple[str, ...] = tuple(sorted(
-    [name for name, (accepted, _) in NARY.items() if len(accepted) == 2 and name in SPECS]
-    + ["pow", "add_any"]))
+UNARY_PRIMS: tuple[str, ...] = tuple(sorted(primitives_with("elementwise", "term", operands=1)))
+BINARY_PRIMS: tuple[str, ...] = tuple(sorted(primitives_with("elementwise", "term", operands=2)))
 
 
 def field_vars(prim: str) -> list:
@@ -258,7 +256,7 @@ R.rule("broadcast-aval", EXACT, [eq(e).to(T.broadcast_in_dim(x, _sizes, _dims, e
        [set_(shape_of(e)).to(_sizes), dtype_from(e, x)],
        math="broadcast_in_dim(x, shape, dims) has the shape param")
 
-REDUCTIONS = tuple(f"reduce_{op}" for op in ("sum", "max", "min", "prod", "and", "or", "xor"))
+REDUCTIONS = primitives_with("reduction")  # reduce_sum, reduce_max, ...: drop `axes`, keep the dtype
 removes_axes = relation("removes_axes", Arr, Arr, Vec[i64])  # e is x without the dims `axes`, same dtype
 
 

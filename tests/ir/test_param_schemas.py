@@ -1,18 +1,26 @@
-"""The params schema table (ir/param_schemas.py): every fixture program passes it, every registered
-primitive has a row, and bad params are typed errors naming the equation, primitive and param."""
+"""The params schemas of the catalogue rows (ir/primitives): every fixture program passes them, the params
+a row hides at their default are those JAX's printer hides, and bad params are typed errors naming the
+equation, primitive and param."""
 
 import pytest
 
 from ir.errors import JaxprTypeError
-from ir.param_schemas import SCHEMAS
-from ir.primitives import PRIMITIVES, _load_rules
+from ir.primitives import PRIMITIVES
+from ir.primitives.schema import OperandDtype
 from ir.text import parse_jaxpr
+from ir.text.eqn_rules import printed_params
 from tests.ir.test_text_roundtrip import TEXTS
 
 
-def test_every_registered_primitive_has_a_schema_row():
-    _load_rules()
-    assert sorted(set(PRIMITIVES) - set(SCHEMAS)) == []
+def test_the_params_a_row_hides_at_their_default_are_those_the_printer_hides():
+    checked = 0
+    for name, row in PRIMITIVES.items():
+        for param, spec in row.params.items():
+            if spec.has_default and not isinstance(spec.default, OperandDtype):
+                printed = dict(printed_params(name, {param: spec.default}))
+                assert (param in printed) == spec.printed_when_default, (name, param, spec.default)
+                checked += 1
+    assert checked >= 10
 
 
 def test_every_fixture_text_passes_the_schemas():

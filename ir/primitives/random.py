@@ -1,0 +1,24 @@
+"""Catalogue rows of the PRNG primitives: key wrapping, bits, splits, threefry and rng ops
+(shape rules: ir/shapes/random.py)."""
+
+from __future__ import annotations
+
+from ir.primitives import NOT_DIFFERENTIABLE, define
+from ir.primitives.schema import ANY, BOOL, DTYPE, ENUM, INTS, NAT
+
+_KEY = {"random", "zero_derivative"}  # key-valued or bits-valued: no tangents
+
+define("random_seed", operands=1, params={"impl": ANY}, traits=_KEY)
+define("random_wrap", operands=1, params={"impl": ANY}, traits={*_KEY, "data_movement", "metadata_only"})
+define("random_unwrap", operands=1, traits={*_KEY, "data_movement", "metadata_only"})
+define("random_bits", operands=1, params={"bit_width": NAT, "shape": INTS}, traits=_KEY)
+define("random_split", operands=1, params={"shape": INTS}, traits=_KEY)
+define("random_fold_in", operands=2, traits=_KEY)
+define("random_clone", operands=1, traits={*_KEY, "data_movement"})
+define("random_gamma", operands=2, params={"log_space": BOOL}, traits={"random"})
+define("threefry2x32", operands=4, results=2, traits=_KEY)
+define("rng_bit_generator", operands=1, results=2, traits=_KEY,
+       params={"shape": INTS, "dtype": DTYPE, "algorithm": ENUM, "out_sharding": ANY})
+_STATEFUL = "stateful: it draws from a global generator state the program does not hold"
+define("rng_uniform", operands=2, params={"shape": INTS}, traits={"random"},
+       gaps={"eval": _STATEFUL, **NOT_DIFFERENTIABLE, "batching": _STATEFUL})
