@@ -24,27 +24,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from egglog import String, StringLike, Vec, eq, function, i64, i64Like, var
+from egglog import String, Vec, eq, i64, var
 from egglog import bindings as eb
 
-from rewrites.encode import egg_int, egg_ints, egg_str
+from rewrites.encode import egg_call, egg_int, egg_ints, egg_str
 from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list, call, dtype_of, encode_fields, get, shape_of
 
-
-@function(egg_fn="aux_ints", merge=lambda old, new: old)
-def aux_ints(key: StringLike, j: i64Like) -> Vec[i64]: ...
-
-
-@function(egg_fn="aux_int", merge=lambda old, new: old)
-def aux_int(key: StringLike, j: i64Like) -> i64: ...
-
-
-@function(egg_fn="aux_str", merge=lambda old, new: old)
-def aux_str(key: StringLike, j: i64Like) -> StringLike: ...
-
-
-AUX_TABLES = (aux_ints("", 0), aux_int("", 0), aux_str("", 0))
-AUX_KINDS = {"ints": (Vec[i64], aux_ints), "int": (i64, aux_int), "str": (String, aux_str)}
+# A transform node's values, as three typed children: every `ints` value, every `int` value, every `str` value
+# (and params key), each in the order of its rule's slots.
+VALUE_SORTS = (Vec[Vec[i64]], Vec[i64], Vec[String])
+NO_VALUES = (Vec[Vec[i64]].empty(), Vec[i64].empty(), Vec[String].empty())
+_SLOT_CHILD = {"ints": 0, "int": 1, "str": 2}
+_ELEMENT_SORTS = (Vec[i64], i64, String)
 _FIELD_SLOT = {"int": "int", "ints": "ints", "dtype": "str", "dimension_numbers": "str"}
 
 
@@ -135,17 +126,24 @@ class Op:
         return get(call(String(self.prim), self.extra, args_list(list(operands))), j)
 
 
-def aux_values(key, aux: Aux | None, held: bool = False) -> list:
-    """The values of `aux`'s slots as pattern variables bound by the query (inside `collecting`):
-    one per kind, an `Op` for an `op:` kind."""
-    values, j = [], 0
+def value_vars() -> tuple:
+    """Pattern variables for a node's three value children (see `VALUE_SORTS`)."""
+    return tuple(var(name, sort) for name, sort in zip(("vs_ints", "vs_int", "vs_str"), VALUE_SORTS, strict=True))
+
+
+def aux_values(children: tuple, aux: Aux | None, held: bool = False) -> list:
+    """The values of `aux`'s slots, read from the node's value `children` (`value_vars`) as pattern
+    variables bound by the query (inside `collecting`): one per kind, an `Op` for an `op:` kind. The
+    apply form (`held`) holds only an `op:` kind's extra, as `AuxStore.values` stores it."""
+    values, counts = [], [0, 0, 0]
     for kind in aux.slots if aux else ():
         bound, slots = [], table_slots(kind)
         for k, slot in enumerate(slots):
-            sort, table = AUX_KINDS[slot]
-            if not (held and kind.startswith("op:") and k < len(slots) - 1):  # the apply form reads only extra
-                bound.append(bind(table(key, j), sort))
-            j += 1
+            if held and kind.startswith("op:") and k < len(slots) - 1:
+                continue
+            child = _SLOT_CHILD[slot]
+            bound.append(bind(children[child][counts[child]], _ELEMENT_SORTS[child]))
+            counts[child] += 1
         values.append(Op(kind[3:], bound[:-1], bound[-1], held) if kind.startswith("op:") else bound[0])
     return values
 
@@ -158,21 +156,21 @@ def has_typed_form(aux: Aux | None) -> bool:
 
 
 class AuxStore:
-    """The builder's side: computes aux values, stores each distinct set once, returns its key."""
+    """The builder's side: computes a node's aux values and writes them as its value children."""
 
     def __init__(self, loader):
         self.loader, self.enc = loader, loader.enc
-        self._seen: set[str] = set()
 
-    def key(self, prefix: str, aux: Aux | None, *context, avals: list | None = None) -> tuple[eb.Lit, bool]:
-        """The key of `aux`'s values for `context`, and whether an `op:` value needs the apply form.
-        `avals`: the operand avals an `op:` node gets, so that its default params print as ""."""
+    def values(self, aux: Aux | None, *context, avals: list | None = None) -> tuple[list[eb.Call], bool]:
+        """The value children of a node whose rule reads `aux`, for `context`, and whether an `op:` value
+        needs the apply form. `avals`: the operand avals an `op:` node gets, so that its default params
+        print as ""."""
         if aux is None:
-            return egg_str(""), False
+            return _children([]), False
         values = tuple(aux.fn(*context))
         kinds = aux.slots
         if len(values) != len(kinds):
-            raise ValueError(f"{prefix}: aux gave {len(values)} values for kinds {aux.kinds!r}")
+            raise ValueError(f"aux gave {len(values)} values for kinds {aux.kinds!r}")
         rows, held = [], False
         for kind, value in zip(kinds, values, strict=True):
             if kind.startswith("op:"):
@@ -181,30 +179,28 @@ class AuxStore:
                 fitted = encode_fields(spec, params) if spec is not None else None
                 if fitted is None:
                     held = held or spec is not None
-                    rows += [("str", None)] * (len(table_slots(kind)) - 1)
-                    rows.append(("str", self.enc.extra_key(prim, params)))
+                    rows.append(("str", self.enc.extra_key(prim, params), False))
                 else:
                     fields, rest = fitted
-                    rows += list(zip(table_slots(kind)[:-1], fields, strict=True))
-                    rows.append(("str", self.enc.extra_key(prim, rest, avals)))
+                    rows += [(slot, v, True) for slot, v in zip(table_slots(kind)[:-1], fields, strict=True)]
+                    rows.append(("str", self.enc.extra_key(prim, rest, avals), False))
             elif kind.startswith("extra:"):
-                rows.append(("str", self.enc.extra_key(kind[6:], dict(value))))
+                rows.append(("str", self.enc.extra_key(kind[6:], dict(value)), False))
             else:
-                rows.append((kind, value))
-        text = f"{prefix}|{values!r}"
-        if text not in self._seen:
-            self._seen.add(text)
-            for j, (slot, value) in enumerate(rows):
-                if value is not None:
-                    self.loader.actions.append(_aux_set(text, j, slot, value))
-        return egg_str(text), held
+                rows.append((kind, value, False))
+        if held:  # the apply form reads no typed field
+            rows = [row for row in rows if not row[2]]
+        return _children([(slot, value) for slot, value, _ in rows]), held
 
 
-def _aux_set(key: str, j: int, slot: str, value) -> eb.Set:
-    if slot == "ints":
-        table, lit = "aux_ints", egg_ints(tuple(int(v) for v in value))
-    elif slot == "int":
-        table, lit = "aux_int", egg_int(int(value))
-    else:
-        table, lit = "aux_str", egg_str(value if isinstance(value, str) else str(value))
-    return eb.Set(eb.PanicSpan(), table, [egg_str(key), egg_int(j)], lit)
+def _children(rows: list[tuple[str, Any]]) -> list[eb.Call]:
+    """The three value children of a node holding `rows` (slot kind, value), in order."""
+    groups: list[list] = [[], [], []]
+    for slot, value in rows:
+        if slot == "ints":
+            groups[0].append(egg_ints(tuple(int(v) for v in value)))
+        elif slot == "int":
+            groups[1].append(egg_int(int(value)))
+        else:
+            groups[2].append(egg_str(value if isinstance(value, str) else str(value)))
+    return [egg_call("vec-of", *g) if g else egg_call("vec-empty") for g in groups]

@@ -78,16 +78,13 @@ class Builder:
             acc = egg_call("p_add", acc, p, egg_str(""))
         return self.bind(acc, aval)
 
-    def key(self, entry: ADRule, eqn: Eqn) -> eb.Lit:
-        """The aux key of `entry` for `eqn`, filling the aux tables the first time it is seen."""
-        key, _ = self.aux.key(f"{entry.mode} {entry.tag}", entry.aux, eqn.params, [x.aval for x in eqn.invars],
-                              [v.aval for v in eqn.outvars])
-        return key
-
     def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call]) -> eb.Call:
+        """The `<mode>_of` node of `entry` for `eqn`, its values computed from the equation."""
+        values, _ = self.aux.values(entry.aux, eqn.params, [x.aval for x in eqn.invars],
+                                    [v.aval for v in eqn.outvars])
         primals = egg_args([self.atom(x) for x in eqn.invars])
         outs = egg_args([self.env[id(v)].egg for v in eqn.outvars])
-        return egg_call(f"{mode}_of", egg_str(entry.tag), self.key(entry, eqn), primals, outs, egg_args(seeds))
+        return egg_call(f"{mode}_of", egg_str(entry.tag), *values, primals, outs, egg_args(seeds))
 
     # --- forward ------------------------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
 from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list
 from transforms.ad.terms import jvp_of, vjp_of, zero
-from transforms.rulebook import Aux, aux_values, collecting, dtype, require, shape
+from transforms.rulebook import Aux, aux_values, collecting, dtype, require, shape, value_vars
 
 __all__ = ["ADBook", "Aux", "dtype", "require", "shape", "zeros_like"]
 
@@ -193,14 +193,14 @@ class ADBook:
         `build(seeds, xs, outs, aux_values)`; `suffix` tells apart several rules of one slot. The rule is
         built when a program first needs it (`Rule.lazy`)."""
         def egg():
-            k = var("key", String)
+            values = value_vars()
             xs = [var(f"x{j}", Arr) for j in range(n_primals)]
             outs = [var(f"o{j}", Arr) for j in range(n_outs)]
             seeds = [var(f"g{j}", Arr) for j in range(n_seeds)]
             node = (jvp_of if mode == "jvp" else vjp_of)(
-                String(f"{prim}:{slot}"), k, args_list(xs), args_list(outs), args_list(seeds))
+                String(f"{prim}:{slot}"), *values, args_list(xs), args_list(outs), args_list(seeds))
             with collecting() as conditions:
-                rhs = build(seeds, xs, outs, aux_values(k, aux))
+                rhs = build(seeds, xs, outs, aux_values(values, aux))
             return (rewrite(node).to(rhs, *conditions),)
 
         name = f"{mode}-{prim}-{slot}{suffix}".replace("_", "-").lower()

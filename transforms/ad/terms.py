@@ -24,20 +24,22 @@ from __future__ import annotations
 
 from functools import cache
 
-from egglog import StringLike, Vec, function, i64
+from egglog import String, StringLike, Vec, function, i64
 
 from rewrites.terms import Args, Arr, args_list, declare
-from transforms.rulebook import AUX_TABLES
+from transforms.rulebook import NO_VALUES
 
 ZEROS_EXTRA = "zeros"
 
 
 @function(egg_fn="jvp_of", unextractable=True)
-def jvp_of(rule: StringLike, key: StringLike, primals: Args, outs: Args, seeds: Args) -> Arr: ...
+def jvp_of(rule: StringLike, ints: Vec[Vec[i64]], nums: Vec[i64], texts: Vec[String], primals: Args, outs: Args,
+           seeds: Args) -> Arr: ...
 
 
 @function(egg_fn="vjp_of", unextractable=True)
-def vjp_of(rule: StringLike, key: StringLike, primals: Args, outs: Args, seeds: Args) -> Arr: ...
+def vjp_of(rule: StringLike, ints: Vec[Vec[i64]], nums: Vec[i64], texts: Vec[String], primals: Args, outs: Args,
+           seeds: Args) -> Arr: ...
 
 
 @function(egg_fn="zero", unextractable=True)
@@ -53,4 +55,4 @@ def declare_ad_terms(egraph) -> None:
 @cache
 def _uses() -> tuple:
     xs = args_list([Arr.inp(0)])
-    return (jvp_of("", "", xs, xs, xs), vjp_of("", "", xs, xs, xs), zero(Vec[i64].empty(), ""), *AUX_TABLES)
+    return jvp_of("", *NO_VALUES, xs, xs, xs), vjp_of("", *NO_VALUES, xs, xs, xs), zero(Vec[i64].empty(), "")

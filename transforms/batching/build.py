@@ -104,23 +104,23 @@ class Batcher:
                         in enumerate(zip(operands, flags, strict=True))]
             site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
         avals = [site.batched_aval(i) for i in range(len(operands))]
-        key, held = self.aux.key(f"vmap {eqn.primitive}:{entry.flags}", entry.aux, site, avals=avals)
+        values, held = self.aux.values(entry.aux, site, avals=avals)
         multiple = entry.results > 1
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
                 continue
             rule = tag(eqn.primitive, entry.flags, held, j if multiple else None)
-            node = egg_call("vmap_of", egg_str(rule), key, egg_args(operands))
+            node = egg_call("vmap_of", egg_str(rule), *values, egg_args(operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
         entry = PREPARE[name]
-        key, _ = self.aux.key(f"vmap {name}", entry.aux, _operand_site(site, i))
+        values, _ = self.aux.values(entry.aux, _operand_site(site, i))
         a = site.in_avals[i]
         out = site.out_avals[0].shape
         shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),
                  "materialize:u": (self.size, *a.shape)}[name]
-        return self.bind(egg_call("vmap_of", egg_str(name), key, egg_args([x])), ShapedArray(shape, a.dtype))
+        return self.bind(egg_call("vmap_of", egg_str(name), *values, egg_args([x])), ShapedArray(shape, a.dtype))
 
 
 def _operand_site(site: Site, i: int) -> Site:

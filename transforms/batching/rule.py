@@ -42,7 +42,7 @@ from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
 from rewrites.terms import SPECS, Arr, args_list
 from transforms.batching.terms import vmap_of
-from transforms.rulebook import Aux, aux_values, collecting, dtype, has_typed_form, require, shape
+from transforms.rulebook import Aux, aux_values, collecting, dtype, has_typed_form, require, shape, value_vars
 
 __all__ = ["Aux", "Site", "VmapBook", "dtype", "moveaxis_perm", "require", "shape", "shifted"]
 
@@ -246,11 +246,11 @@ class VmapBook:
         node_tag = tag(prim, flags, held, j if results > 1 else None)
 
         def egg():
-            k = var("key", String)
+            values = value_vars()
             xs = [var(f"x{i}", Arr) for i in range(n)]
-            node = vmap_of(String(node_tag), k, args_list(xs))
+            node = vmap_of(String(node_tag), *values, args_list(xs))
             with collecting() as conditions:
-                rhs = f(*xs, *aux_values(k, aux, held))
+                rhs = f(*xs, *aux_values(values, aux, held))
                 if isinstance(rhs, (list, tuple)):
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from functools import cache
 
-from egglog import StringLike, function
+from egglog import String, StringLike, Vec, function, i64
 
 from rewrites.terms import Args, Arr, args_list, declare
-from transforms.rulebook import AUX_TABLES
+from transforms.rulebook import NO_VALUES
 
 
 @function(egg_fn="vmap_of", unextractable=True)
-def vmap_of(rule: StringLike, key: StringLike, operands: Args) -> Arr: ...
+def vmap_of(rule: StringLike, ints: Vec[Vec[i64]], nums: Vec[i64], texts: Vec[String], operands: Args) -> Arr: ...
 
 
 def declare_vmap_terms(egraph) -> None:
@@ -33,4 +33,4 @@ def declare_vmap_terms(egraph) -> None:
 
 @cache
 def _uses() -> tuple:
-    return (vmap_of("", "", args_list([Arr.inp(0)])), *AUX_TABLES)
+    return (vmap_of("", *NO_VALUES, args_list([Arr.inp(0)])),)
