@@ -1,17 +1,18 @@
-"""What the AD and batching rule tables share: aux tables, `Aux`, and the query helpers of a rule's lambda.
+"""What the AD and batching rule tables share: `Values`, the value children of a node, and the query helpers
+of a rule's lambda.
 
-A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`); the rule rewriting
-it often needs values computed in Python from the equation's params and avals (kept axes, a shifted
-permutation, the params of a node it builds). `Aux(kinds, fn)` declares them; the builder computes
-`fn(...)` once per distinct value and stores the results in the `aux_*` tables under a key that is
-their text (`AuxStore`); the rule reads them in its query through the key held in the node.
+A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`); the rule rewriting it
+often needs values computed in Python from the equation's params and avals (kept axes, a shifted
+permutation, the params of a node it builds). `Values(fn, name=TYPE, ...)` declares them, each with its
+type; the builder computes `fn(...)` and writes the values as three typed children of the node
+(`ValueStore`): every `ints` value in a Vec[Vec[i64]], every `int` in a Vec[i64], every `str` and params
+key in a Vec[String], in declaration order. The rule matches the children and reads each value from them
+in its query, by its place in its list.
 
-    aux_ints(key, j) -> Vec[i64]     aux_int(key, j) -> i64     aux_str(key, j) -> String
-
-Slot kinds: `ints`, `int`, `str`, `extra:<prim>` (a params dict held as a `<prim>` node's `extra`
-key) and `op:<prim>` (a whole `<prim>` node's params: its typed fields and its extra key; the rule
-gets an `Op` that builds the node, in typed form, or held by `apply` when the params do not fit the
-typed fields, which the builder tells apart by a ":apply" suffix of the rule's tag).
+Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict held as a `<prim>` node's `extra` key) and
+`node(prim)` (a whole `<prim>` node's params: its typed fields and its extra key; the rule gets an `Op`
+that builds the node, in typed form, or held by `apply` when the params do not fit the typed fields,
+which the builder tells apart by an ":apply" part of the rule's tag).
 
 Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to the rule's query.
 """
@@ -19,7 +20,7 @@ Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,29 +41,53 @@ _FIELD_SLOT = {"int": "int", "ints": "ints", "dtype": "str", "dimension_numbers"
 
 
 @dataclass(frozen=True)
-class Aux:
-    """Values a rule computes in Python: `kinds` is a space-separated list of slot kinds (see the module
-    docstring); `fn` returns one value per kind (its arguments are the transform's: AD passes
-    `(params, in_avals, out_avals)`, batching one `transforms.batching.rule.Site`)."""
+class ValueType:
+    """The egglog type of a value a rule reads: `INTS` (Vec[i64]), `INT` (i64), `STR` (String), `params(prim)`
+    (a params dict, held as the `extra` key of a `<prim>` node the rule builds: a String) or `node(prim)` (a
+    whole `<prim>` node's params, its typed fields and its extra key: the rule gets an `Op`). `slots` are the
+    value children it occupies, by kind ("ints", "int", "str")."""
 
-    kinds: str
-    fn: Callable[..., Sequence[Any]]
+    name: str
+    prim: str | None = None
+    whole: bool = False
 
     @property
     def slots(self) -> list[str]:
-        return self.kinds.split()
+        if self.whole:
+            spec = SPECS.get(self.prim)
+            return [*(_FIELD_SLOT[k.name] for _, k in (spec.fields if spec else ())), "str"]
+        return ["str" if self.prim is not None else self.name]
+
+
+INTS, INT, STR = ValueType("ints"), ValueType("int"), ValueType("str")
+
+
+def params(prim: str) -> ValueType:
+    return ValueType(f"params:{prim}", prim)
+
+
+def node(prim: str) -> ValueType:
+    return ValueType(f"node:{prim}", prim, whole=True)
+
+
+class Values:
+    """The values a rule computes in Python from its equation, by name: `Values(fn, inverse=INTS, pad=params("pad"))`.
+    `fn` gets the transform's context (AD: `(params, in_avals, out_avals)`; batching: one
+    `transforms.batching.rule.Site`) and returns a dict name -> Python value; the builder writes them into the
+    node's value children and the rule's lambda receives them as keyword arguments of their types."""
+
+    def __init__(self, fn: Callable[..., dict[str, Any]], **types: ValueType):
+        self.fn, self.types = fn, types
 
     @property
-    def has_op(self) -> bool:
-        return any(k.startswith("op:") for k in self.slots)
+    def names(self) -> list[str]:
+        return list(self.types)
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Values) and (self.fn, self.types) == (other.fn, other.types)
 
-def table_slots(kind: str) -> list[str]:
-    """The aux table slots one kind occupies: `op:<prim>` one per typed field, then its extra."""
-    if kind.startswith("op:"):
-        spec = SPECS.get(kind[3:])
-        return [*(_FIELD_SLOT[k.name] for _, k in (spec.fields if spec else ())), "str"]
-    return ["str" if kind.startswith("extra:") else kind]
+    def __hash__(self) -> int:
+        return hash((self.fn, tuple(self.types.items())))
 
 
 # --- queries on the analyses, usable inside a rule's lambda -----------------------------------------
@@ -110,9 +135,9 @@ def require(fact) -> None:
 
 
 class Op:
-    """A `<prim>` node whose params come from the aux tables: `op(x, y)` builds it on those operands
-    (a typed constructor, or `apply` in the rule's apply variant); `op.result(j, xs)` is result j of a
-    multi-result primitive (`call`)."""
+    """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (a typed
+    constructor, or `apply` in the rule's apply variant); `op.result(j, xs)` is result j of a multi-result
+    primitive (`call`)."""
 
     def __init__(self, prim: str, fields: list, extra, held: bool):
         self.prim, self.fields, self.extra, self.held = prim, fields, extra, held
@@ -131,66 +156,73 @@ def value_vars() -> tuple:
     return tuple(var(name, sort) for name, sort in zip(("vs_ints", "vs_int", "vs_str"), VALUE_SORTS, strict=True))
 
 
-def aux_values(children: tuple, aux: Aux | None, held: bool = False) -> list:
-    """The values of `aux`'s slots, read from the node's value `children` (`value_vars`) as pattern
-    variables bound by the query (inside `collecting`): one per kind, an `Op` for an `op:` kind. The
-    apply form (`held`) holds only an `op:` kind's extra, as `AuxStore.values` stores it."""
-    values, counts = [], [0, 0, 0]
-    for kind in aux.slots if aux else ():
-        bound, slots = [], table_slots(kind)
+def read_values(children: tuple, values: Values | None, held: bool = False) -> dict[str, Any]:
+    """The rule's `values`, by name, read from the node's value `children` (`value_vars`) as pattern variables
+    bound by the query (inside `collecting`); an `Op` for a `node(prim)` value. The apply form (`held`) holds
+    only a node value's extra key, as `ValueStore.children` writes it."""
+    out, counts = {}, [0, 0, 0]
+    for name, kind in (values.types.items() if values else ()):
+        bound, slots = [], kind.slots
         for k, slot in enumerate(slots):
-            if held and kind.startswith("op:") and k < len(slots) - 1:
+            if held and kind.whole and k < len(slots) - 1:
                 continue
             child = _SLOT_CHILD[slot]
             bound.append(bind(children[child][counts[child]], _ELEMENT_SORTS[child]))
             counts[child] += 1
-        values.append(Op(kind[3:], bound[:-1], bound[-1], held) if kind.startswith("op:") else bound[0])
-    return values
+        out[name] = Op(kind.prim, bound[:-1], bound[-1], held) if kind.whole else bound[0]
+    return out
 
 
-def has_typed_form(aux: Aux | None) -> bool:
-    """Whether a rule with `aux` needs a second, `apply`-held variant: an `op:` of a primitive with typed
-    fields, whose params may not fit them (np.int64 values, say). Without fields they always fit."""
-    return aux is not None and any(k.startswith("op:") and k[3:] in SPECS and SPECS[k[3:]].fields
-                                   for k in aux.slots)
+def has_typed_form(values: Values | None) -> bool:
+    """Whether a rule reading `values` needs a second, `apply`-held variant: a `node` value of a primitive with
+    typed fields, whose params may not fit them (np.int64 values, say). Without fields they always fit."""
+    return values is not None and any(t.whole and t.prim in SPECS and SPECS[t.prim].fields
+                                      for t in values.types.values())
 
 
-class AuxStore:
-    """The builder's side: computes a node's aux values and writes them as its value children."""
+class ValueStore:
+    """The builder's side: computes a node's values and writes them as its value children. Equal values of
+    one rule give the same children, those of their first node: a params dict holding a jaxpr gets a new
+    numbered `extra` key each time (`Encoding.extra_key`), and nodes that differ only by such keys would
+    not merge. A transform's builders for the bodies of control flow share their program's store."""
 
     def __init__(self, loader):
         self.loader, self.enc = loader, loader.enc
+        self._first: dict[str, list[eb.Call]] = {}
 
-    def values(self, aux: Aux | None, *context, avals: list | None = None) -> tuple[list[eb.Call], bool]:
-        """The value children of a node whose rule reads `aux`, for `context`, and whether an `op:` value
-        needs the apply form. `avals`: the operand avals an `op:` node gets, so that its default params
-        print as ""."""
-        if aux is None:
+    def children(self, rule: str, values: Values | None, *context, avals: list | None = None
+                 ) -> tuple[list[eb.Call], bool]:
+        """The value children of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
+        whether a `node` value needs the apply form. `avals`: the operand avals a `node` value's node gets,
+        so that its default params print as ""."""
+        if values is None:
             return _children([]), False
-        values = tuple(aux.fn(*context))
-        kinds = aux.slots
-        if len(values) != len(kinds):
-            raise ValueError(f"aux gave {len(values)} values for kinds {aux.kinds!r}")
+        computed = values.fn(*context)
+        if set(computed) != set(values.types):
+            raise ValueError(f"values gave {sorted(computed)}, the rule reads {sorted(values.types)}")
         rows, held = [], False
-        for kind, value in zip(kinds, values, strict=True):
-            if kind.startswith("op:"):
-                prim, params = kind[3:], dict(value)
+        for name, kind in values.types.items():
+            value = computed[name]
+            if kind.whole:
+                prim, given = kind.prim, dict(value)
                 spec = SPECS.get(prim)
-                fitted = encode_fields(spec, params) if spec is not None else None
+                fitted = encode_fields(spec, given) if spec is not None else None
                 if fitted is None:
                     held = held or spec is not None
-                    rows.append(("str", self.enc.extra_key(prim, params), False))
+                    rows.append(("str", self.enc.extra_key(prim, given), False))
                 else:
                     fields, rest = fitted
-                    rows += [(slot, v, True) for slot, v in zip(table_slots(kind)[:-1], fields, strict=True)]
+                    rows += [(slot, v, True) for slot, v in zip(kind.slots[:-1], fields, strict=True)]
                     rows.append(("str", self.enc.extra_key(prim, rest, avals), False))
-            elif kind.startswith("extra:"):
-                rows.append(("str", self.enc.extra_key(kind[6:], dict(value)), False))
+            elif kind.prim is not None:
+                rows.append(("str", self.enc.extra_key(kind.prim, dict(value)), False))
             else:
-                rows.append((kind, value, False))
+                rows.append((kind.name, value, False))
         if held:  # the apply form reads no typed field
             rows = [row for row in rows if not row[2]]
-        return _children([(slot, value) for slot, value, _ in rows]), held
+        text = f"{rule}|{tuple(computed[name] for name in values.types)!r}"
+        first = self._first.setdefault(text, _children([(slot, value) for slot, value, _ in rows]))
+        return first, held
 
 
 def _children(rows: list[tuple[str, Any]]) -> list[eb.Call]:

@@ -30,7 +30,7 @@ from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, liter
 from transforms.ad import control, custom
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
-from transforms.rulebook import AuxStore
+from transforms.rulebook import ValueStore
 
 # Primitives whose derivative is built from their bodies or registered rules rather than per-operand nodes.
 CONTROL_JVP = {**control.JVP_RULES, **custom.JVP_RULES}
@@ -56,7 +56,7 @@ class Builder:
     def __init__(self, loader: Loader, env: dict):
         self.loader, self.enc, self.env = loader, loader.enc, env
         self.enc.extras.setdefault(ZEROS_EXTRA, {"sharding": None})
-        self.aux = AuxStore(loader)
+        self.values = ValueStore(loader)
 
     # --- terms --------------------------------------------------------------------------------------
 
@@ -78,10 +78,12 @@ class Builder:
             acc = egg_call("p_add", acc, p, egg_str(""))
         return self.bind(acc, aval)
 
-    def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call]) -> eb.Call:
-        """The `<mode>_of` node of `entry` for `eqn`, its values computed from the equation."""
-        values, _ = self.aux.values(entry.aux, eqn.params, [x.aval for x in eqn.invars],
-                                    [v.aval for v in eqn.outvars])
+    def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call], index: int) -> eb.Call:
+        """The `<mode>_of` node of `entry` for `eqn`, its values computed from the equation (and from the
+        operand or result `index` for an entry of any slot)."""
+        context = [eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]]
+        values, _ = self.values.children(f"{mode} {entry.tag}", entry.values, *context,
+                                         *([index] if entry.slot.endswith("*") else []))
         primals = egg_args([self.atom(x) for x in eqn.invars])
         outs = egg_args([self.env[id(v)].egg for v in eqn.outvars])
         return egg_call(f"{mode}_of", egg_str(entry.tag), *values, primals, outs, egg_args(seeds))
@@ -102,12 +104,13 @@ class Builder:
                         tangent[id(v)] = t
                 continue
             rules = jvp_rules(eqn.primitive)
-            if "out0" in rules:
+            if "out0" in rules or "out*" in rules:
                 full = [t if t is not None else self.zero(x.aval) for x, t in zip(eqn.invars, tans, strict=True)]
                 for j in outs:
-                    entry = rules.get(f"out{j}") or _missing(eqn.primitive, f"JVP (result {j})")
+                    entry = rules.get(f"out{j}") or rules.get("out*") or _missing(eqn.primitive, f"JVP (result {j})")
                     v = eqn.outvars[j]
-                    tangent[id(v)] = self.bind(self.node("jvp", entry, eqn, full), v.aval)
+                    seeds = [full[j]] if entry.seeds == "own" else full
+                    tangent[id(v)] = self.bind(self.node("jvp", entry, eqn, seeds, j), v.aval)
                 continue
             [v] = eqn.outvars
             parts = []
@@ -119,7 +122,7 @@ class Builder:
                     dims = tuple(range(x.aval.ndim))  # rank 0, or size-1 axes stretched
                     t = self.bind(egg_call("p_broadcast_in_dim", t, egg_ints(v.aval.shape), egg_ints(dims),
                                            egg_str("")), ShapedArray(v.aval.shape, x.aval.dtype))
-                parts.append(self.node("jvp", entry, eqn, [t]))
+                parts.append(self.node("jvp", entry, eqn, [t], i))
             tangent[id(v)] = self.total(parts, v.aval)
         return tangent
 
@@ -144,11 +147,13 @@ class Builder:
                 if not isinstance(x, Var) or id(x) not in active:
                     continue
                 entry = vjp_rule(eqn.primitive, i)
-                if entry.whole:
+                if entry.seeds == "all":
                     seeds_i = [c if c is not None else self.zero(v.aval) for v, c in zip(eqn.outvars, cts, strict=True)]
+                elif entry.seeds == "own":
+                    seeds_i = [cts[i] if cts[i] is not None else self.zero(eqn.outvars[i].aval)]
                 else:
                     seeds_i = cts[:1]
-                part = self.node("vjp", entry, eqn, seeds_i)
+                part = self.node("vjp", entry, eqn, seeds_i, i)
                 out_aval = eqn.outvars[0].aval
                 if eqn.primitive in ELEMENTWISE and x.aval.shape != out_aval.shape:
                     part = self._unbroadcast(part, x.aval, out_aval)

@@ -41,7 +41,7 @@ def inline_body(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb
     env: dict = {}
     outs = encode_jaxpr(body, inputs, builder.loader, env)
     sub = type(builder)(builder.loader, env)
-    sub.aux = builder.aux
+    sub.values = builder.values
     return [o.egg for o in outs], sub
 
 

@@ -1,8 +1,8 @@
-"""The AD part of the term language: linearization nodes, symbolic zeros, and rule parameter tables.
+"""The AD part of the term language: linearization nodes and symbolic zeros.
 
-    jvp_of(rule, key, primals, outs, seeds)   the tangent of one equation result, or one operand's
-                                              share of it (`rule` = "sin:0", "select_n:out0", ...)
-    vjp_of(rule, key, primals, outs, seeds)   one operand's cotangent contribution ("mul:1")
+    jvp_of(rule, ints, nums, texts, primals, outs, seeds)   the tangent of one equation result, or one
+                                              operand's share of it (`rule` = "sin:0", "select_n:out0", ...)
+    vjp_of(rule, ints, nums, texts, primals, outs, seeds)   one operand's cotangent contribution ("mul:1")
     zero(shape, dtype)                        a symbolic zero: a tangent or cotangent known to be 0
                                               whatever the primal values (not the literal 0)
 
@@ -12,9 +12,9 @@ node: once algebra merges two primal classes (`a*b` with `b*a`), a node saying "
 class" would merge unrelated contributions (EGGLOG-NOTES.md). Both kinds are unextractable; one
 rule per primitive rewrites each into primal-language terms.
 
-`key` names the values a rule computes from params and avals in Python (`transforms.rulebook.Aux`):
-the builder fills the `aux_*` tables and rules read them in their queries. The key is the text of
-those values, so equal keys always mean equal values.
+`ints`, `nums` and `texts` (Vec[Vec[i64]], Vec[i64], Vec[String]) are the values the node's rule computes
+in Python from the equation's params and avals (`transforms.rulebook.Values`), each list in the order the
+rule declares them: equal values make equal nodes.
 
 A `zero` is unioned with its decodable form, a broadcast of 0 whose params key is `ZEROS_EXTRA`
 (distinct from any broadcast a program writes, so symbolic-zero rules never see a literal 0).
@@ -48,7 +48,7 @@ def zero(shape: Vec[i64], dtype: StringLike) -> Arr: ...
 
 
 def declare_ad_terms(egraph) -> None:
-    """Declare the AD constructors and tables to `egraph` without adding nodes. Idempotent."""
+    """Declare the AD constructors to `egraph` without adding nodes. Idempotent."""
     declare(egraph, _uses, "_eqjax_ad_declared")
 
 

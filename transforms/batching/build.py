@@ -28,7 +28,7 @@ from transforms.batching.rule import (
     tag,
     with_batch,
 )
-from transforms.rulebook import AuxStore
+from transforms.rulebook import ValueStore
 
 INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
                      "custom_linear_solve"})
@@ -61,7 +61,7 @@ class Batcher:
 
     def __init__(self, loader: Loader, env: dict, size: int):
         self.loader, self.enc, self.env, self.size = loader, loader.enc, env, size
-        self.aux = AuxStore(loader)
+        self.values = ValueStore(loader)
 
     def atom(self, x) -> eb.Call:
         return literal_term(x, self.enc).egg if isinstance(x, Literal) else self.env[id(x)].egg
@@ -104,7 +104,7 @@ class Batcher:
                         in enumerate(zip(operands, flags, strict=True))]
             site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
         avals = [site.batched_aval(i) for i in range(len(operands))]
-        values, held = self.aux.values(entry.aux, site, avals=avals)
+        values, held = self.values.children(f"vmap {eqn.primitive}:{entry.flags}", entry.aux, site, avals=avals)
         multiple = entry.results > 1
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
@@ -115,7 +115,7 @@ class Batcher:
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
         entry = PREPARE[name]
-        values, _ = self.aux.values(entry.aux, _operand_site(site, i))
+        values, _ = self.values.children(f"vmap {name}", entry.aux, _operand_site(site, i))
         a = site.in_avals[i]
         out = site.out_avals[0].shape
         shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),

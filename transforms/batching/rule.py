@@ -42,9 +42,35 @@ from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
 from rewrites.terms import SPECS, Arr, args_list
 from transforms.batching.terms import vmap_of
-from transforms.rulebook import Aux, aux_values, collecting, dtype, has_typed_form, require, shape, value_vars
+from transforms.rulebook import (
+    INT,
+    INTS,
+    STR,
+    Values,
+    collecting,
+    dtype,
+    has_typed_form,
+    node,
+    params,
+    read_values,
+    require,
+    shape,
+    value_vars,
+)
 
 __all__ = ["Aux", "Site", "VmapBook", "dtype", "moveaxis_perm", "require", "shape", "shifted"]
+
+
+def Aux(kinds: str, fn: Callable[[Site], Sequence]) -> Values:  # noqa: N802  (reads as the declaration it makes)
+    """Batching's positional values: `kinds` a space-separated list of `ints`, `int`, `str`, `extra:<prim>` (a
+    params dict held as its key) or `op:<prim>` (a whole node's params: the rule gets an `Op`); `fn(site)`
+    returns one value per kind, and the rule's lambda gets them positionally after the operands."""
+    types = {f"v{k}": _KIND_TYPES[kind.partition(":")[0]](kind.partition(":")[2])
+             for k, kind in enumerate(kinds.split())}
+    return Values(lambda site: dict(zip(types, fn(site), strict=True)), **types)
+
+
+_KIND_TYPES = {"ints": lambda _: INTS, "int": lambda _: INT, "str": lambda _: STR, "extra": params, "op": node}
 
 
 @dataclass(frozen=True)
@@ -89,7 +115,7 @@ class VmapRule:
     primitive: str
     flags: str  # "*" (elementwise), or one letter per operand
     results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
-    aux: Aux | None
+    aux: Values | None
     rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
 
     @property
@@ -163,13 +189,13 @@ class VmapBook:
                 rules += self._rules(prim, "*", n, results, same_op, same, math, f"-{n}" if len(counts) > 1 else "")
             self._enter(VmapRule(prim, "*", results, same_op, tuple(rules)))
 
-    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, aux: Aux | None = None,
+    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, aux: Values | None = None,
               results: int = 1, materialize: bool = False, arities: Sequence[int] = ()) -> None:
         """`f(*operands, *aux_values)` for each operand pattern in `flags`; with `materialize`, the
         unbatched operands are broadcast first and `flags` is ignored: one rule per count in `arities`
         (or the lambda's operand count) with every operand batched."""
         self._policy(prim, "materialize" if materialize else "flags")
-        n_aux = len(aux.slots) if aux else 0
+        n_aux = len(aux.names) if aux else 0
         if materialize:
             counts = arities or (len(inspect.signature(f).parameters) - n_aux,)
             patterns = ["b" * n for n in counts]
@@ -215,7 +241,7 @@ class VmapBook:
         BATCH[prim][flags] = grown
         self.entries = [grown if e is entry else e for e in self.entries]
 
-    def prepare(self, name: str, f: Callable, *, aux: Aux, math: str) -> None:
+    def prepare(self, name: str, f: Callable, *, aux: Values, math: str) -> None:
         """An operand preparation (`lift:u`, ...): a one-operand rule applied before the primitive's."""
         prim, flags = name.split(":")
         entry = VmapRule(prim, flags, 1, aux, tuple(self._rules(prim, flags, 1, 1, aux, f, math, "")))
@@ -250,7 +276,7 @@ class VmapBook:
             xs = [var(f"x{i}", Arr) for i in range(n)]
             node = vmap_of(String(node_tag), *values, args_list(xs))
             with collecting() as conditions:
-                rhs = f(*xs, *aux_values(values, aux, held))
+                rhs = f(*xs, *read_values(values, aux, held).values())
                 if isinstance(rhs, (list, tuple)):
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)

@@ -1,10 +1,11 @@
 """The batching part of the term language: one node per batched equation result.
 
-    vmap_of(rule, key, operands)   the batched value of one equation result: `rule` names the
-                                   primitive, which operands carry the batch axis and the result
-                                   ("add:*", "dot_general:bu", "sort:bb:out1"), `operands` are the
-                                   operand terms (batched ones with the batch axis at 0, the others
-                                   as in the unbatched program), `key` the aux values of the rule
+    vmap_of(rule, ints, nums, texts, operands)   the batched value of one equation result: `rule`
+                                   names the primitive, which operands carry the batch axis and the
+                                   result ("add:*", "dot_general:bu", "sort:bb:out1"), `operands` are
+                                   the operand terms (batched ones with the batch axis at 0, the others
+                                   as in the unbatched program), `ints`, `nums`, `texts` the values of
+                                   the rule (`transforms.rulebook.Values`)
 
 A batched value always has the batch axis first (the canonical position): rules move axes in and out
 as a primitive needs, and the algebra removes transposes that cancel. Nodes are keyed by operand
@@ -27,7 +28,7 @@ def vmap_of(rule: StringLike, ints: Vec[Vec[i64]], nums: Vec[i64], texts: Vec[St
 
 
 def declare_vmap_terms(egraph) -> None:
-    """Declare the batching constructor and the aux tables to `egraph` without adding nodes."""
+    """Declare the batching constructor to `egraph` without adding nodes."""
     declare(egraph, _uses, "_eqjax_vmap_declared")
 
 

@@ -34,6 +34,7 @@ from ir import lax
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list
 from transforms.batching.rule import Aux, Site, VmapBook, require
+from transforms.rulebook import Values
 
 V = VmapBook("indexing")
 RANKS = range(1, 5)
@@ -168,9 +169,9 @@ _SLICE = Aux("op:gather op:gather extra:dynamic_slice op:concatenate ints str", 
 _UPDATE = Aux("op:scatter op:concatenate ints str", _update_params)
 
 
-def _split(rest: tuple, aux: Aux) -> tuple[list, tuple]:
+def _split(rest: tuple, aux: Values) -> tuple[list, tuple]:
     """A variadic rule's arguments after the first operands: (the start indices, the aux values)."""
-    n = len(aux.slots)
+    n = len(aux.names)
     return list(rest[:-n]), rest[-n:]
 
 
