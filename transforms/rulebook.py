@@ -25,18 +25,37 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from egglog import String, Vec, eq, i64, var
+from egglog import Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
 from egglog import bindings as eb
 
-from rewrites.encode import egg_call, egg_int, egg_ints, egg_str
+from rewrites.build_terms import B
 from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list, call, dtype_of, encode_fields, get, shape_of
 
-# A transform node's values, as three typed children: every `ints` value, every `int` value, every `str` value
-# (and params key), each in the order of its rule's slots.
-VALUE_SORTS = (Vec[Vec[i64]], Vec[i64], Vec[String])
-NO_VALUES = (Vec[Vec[i64]].empty(), Vec[i64].empty(), Vec[String].empty())
-_SLOT_CHILD = {"ints": 0, "int": 1, "str": 2}
-_ELEMENT_SORTS = (Vec[i64], i64, String)
+
+class Vals(Expr, egg_sort="Vals"):
+    """A transform node's values: a typed list, in the order its rule declares them."""
+
+    @method(egg_fn="vnil")
+    @classmethod
+    def nil(cls) -> Vals: ...
+
+    @method(egg_fn="vints")
+    @classmethod
+    def of_ints(cls, value: Vec[i64], rest: Vals) -> Vals: ...
+
+    @method(egg_fn="vint")
+    @classmethod
+    def of_int(cls, value: i64Like, rest: Vals) -> Vals: ...
+
+    @method(egg_fn="vstr")
+    @classmethod
+    def of_str(cls, value: StringLike, rest: Vals) -> Vals: ...
+
+
+# Per slot kind: the value's sort, its Vals constructor, and how the builder writes it.
+_SLOTS = {"ints": (Vec[i64], Vals.of_ints, "vints", lambda v: B.ints(tuple(int(d) for d in v))),
+          "int": (i64, Vals.of_int, "vint", lambda v: B.int(int(v))),
+          "str": (String, Vals.of_str, "vstr", lambda v: B.string(v if isinstance(v, str) else str(v)))}
 _FIELD_SLOT = {"int": "int", "ints": "ints", "dtype": "str", "dimension_numbers": "str"}
 
 
@@ -151,26 +170,23 @@ class Op:
         return get(call(String(self.prim), self.extra, args_list(list(operands))), j)
 
 
-def value_vars() -> tuple:
-    """Pattern variables for a node's three value children (see `VALUE_SORTS`)."""
-    return tuple(var(name, sort) for name, sort in zip(("vs_ints", "vs_int", "vs_str"), VALUE_SORTS, strict=True))
-
-
-def read_values(children: tuple, values: Values | None, held: bool = False) -> dict[str, Any]:
-    """The rule's `values`, by name, read from the node's value `children` (`value_vars`) as pattern variables
-    bound by the query (inside `collecting`); an `Op` for a `node(prim)` value. The apply form (`held`) holds
-    only a node value's extra key, as `ValueStore.children` writes it."""
-    out, counts = {}, [0, 0, 0]
+def value_pattern(values: Values | None, held: bool = False) -> tuple[Vals, dict[str, Any]]:
+    """The `Vals` pattern a rule reading `values` matches, and the rule's values by name: its pattern variables
+    (an `Op` for a `node(prim)` value). The apply form (`held`) holds only a node value's extra key, as
+    `ValueStore.children` writes it."""
+    out, slots = {}, []
     for name, kind in (values.types.items() if values else ()):
-        bound, slots = [], kind.slots
-        for k, slot in enumerate(slots):
-            if held and kind.whole and k < len(slots) - 1:
+        bound = []
+        for k, slot in enumerate(kind.slots):
+            if held and kind.whole and k < len(kind.slots) - 1:
                 continue
-            child = _SLOT_CHILD[slot]
-            bound.append(bind(children[child][counts[child]], _ELEMENT_SORTS[child]))
-            counts[child] += 1
+            bound.append(var(f"value_{name}_{k}" if kind.whole else f"value_{name}", _SLOTS[slot][0]))
+            slots.append((slot, bound[-1]))
         out[name] = Op(kind.prim, bound[:-1], bound[-1], held) if kind.whole else bound[0]
-    return out
+    pattern = Vals.nil()
+    for slot, v in reversed(slots):
+        pattern = _SLOTS[slot][1](v, pattern)
+    return pattern, out
 
 
 def has_typed_form(values: Values | None) -> bool:
@@ -188,15 +204,15 @@ class ValueStore:
 
     def __init__(self, loader):
         self.loader, self.enc = loader, loader.enc
-        self._first: dict[str, list[eb.Call]] = {}
+        self._first: dict[str, eb.Call] = {}
 
     def children(self, rule: str, values: Values | None, *context, avals: list | None = None
-                 ) -> tuple[list[eb.Call], bool]:
-        """The value children of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
+                 ) -> tuple[eb.Call, bool]:
+        """The `Vals` child of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
         whether a `node` value needs the apply form. `avals`: the operand avals a `node` value's node gets,
         so that its default params print as ""."""
         if values is None:
-            return _children([]), False
+            return _NO_VALUES, False
         computed = values.fn(*context)
         if set(computed) != set(values.types):
             raise ValueError(f"values gave {sorted(computed)}, the rule reads {sorted(values.types)}")
@@ -225,14 +241,13 @@ class ValueStore:
         return first, held
 
 
-def _children(rows: list[tuple[str, Any]]) -> list[eb.Call]:
-    """The three value children of a node holding `rows` (slot kind, value), in order."""
-    groups: list[list] = [[], [], []]
-    for slot, value in rows:
-        if slot == "ints":
-            groups[0].append(egg_ints(tuple(int(v) for v in value)))
-        elif slot == "int":
-            groups[1].append(egg_int(int(value)))
-        else:
-            groups[2].append(egg_str(value if isinstance(value, str) else str(value)))
-    return [egg_call("vec-of", *g) if g else egg_call("vec-empty") for g in groups]
+_NO_VALUES = B.function("vnil")()
+
+
+def _children(rows: list[tuple[str, Any]]) -> eb.Call:
+    """The `Vals` list of a node holding `rows` (slot kind, Python value), in order."""
+    out = _NO_VALUES
+    for slot, value in reversed(rows):
+        _, _, name, write = _SLOTS[slot]
+        out = B.function(name)(write(value), out)
+    return out

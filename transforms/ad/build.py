@@ -26,7 +26,8 @@ from egglog import bindings as eb
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
 from ir.shapes.elementwise import NARY, UNARY
-from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
+from rewrites.build_terms import B
+from rewrites.encode import Loader, literal_term
 from transforms.ad import control, custom
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
@@ -35,6 +36,9 @@ from transforms.rulebook import ValueStore
 # Primitives whose derivative is built from their bodies or registered rules rather than per-operand nodes.
 CONTROL_JVP = {**control.JVP_RULES, **custom.JVP_RULES}
 CONTROL_VJP = {**control.VJP_RULES, **custom.VJP_RULES}
+
+_ZERO = B.function("zero")
+_NODE = {"jvp": B.function("jvp_of"), "vjp": B.function("vjp_of")}
 
 ELEMENTWISE = frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
                          "convert_element_type", "round", "reduce_precision"})
@@ -64,7 +68,7 @@ class Builder:
         return literal_term(x, self.enc).egg if isinstance(x, Literal) else self.env[id(x)].egg
 
     def zero(self, aval: ShapedArray) -> eb.Call:
-        term = egg_call("zero", egg_ints(aval.shape), egg_str(aval.dtype.name))
+        term = _ZERO(B.ints(aval.shape), aval.dtype.name)
         self.loader.facts(term, aval)
         return term
 
@@ -75,7 +79,7 @@ class Builder:
         """The sum of contributions, each added once, as one alias."""
         acc = parts[0]
         for p in parts[1:]:
-            acc = egg_call("p_add", acc, p, egg_str(""))
+            acc = B.add(acc, p)
         return self.bind(acc, aval)
 
     def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call], index: int) -> eb.Call:
@@ -84,9 +88,9 @@ class Builder:
         context = [eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]]
         values, _ = self.values.children(f"{mode} {entry.tag}", entry.values, *context,
                                          *([index] if entry.slot.endswith("*") else []))
-        primals = egg_args([self.atom(x) for x in eqn.invars])
-        outs = egg_args([self.env[id(v)].egg for v in eqn.outvars])
-        return egg_call(f"{mode}_of", egg_str(entry.tag), *values, primals, outs, egg_args(seeds))
+        primals = B.args([self.atom(x) for x in eqn.invars])
+        outs = B.args([self.env[id(v)].egg for v in eqn.outvars])
+        return _NODE[mode](entry.tag, values, primals, outs, B.args(seeds))
 
     # --- forward ------------------------------------------------------------------------------------
 
@@ -120,8 +124,8 @@ class Builder:
                 entry = rules.get(str(i)) or _missing(eqn.primitive, f"JVP (operand {i})")
                 if eqn.primitive in ELEMENTWISE and x.aval.shape != v.aval.shape:
                     dims = tuple(range(x.aval.ndim))  # rank 0, or size-1 axes stretched
-                    t = self.bind(egg_call("p_broadcast_in_dim", t, egg_ints(v.aval.shape), egg_ints(dims),
-                                           egg_str("")), ShapedArray(v.aval.shape, x.aval.dtype))
+                    t = self.bind(B.broadcast_in_dim(t, shape=v.aval.shape, broadcast_dimensions=dims),
+                                  ShapedArray(v.aval.shape, x.aval.dtype))
                 parts.append(self.node("jvp", entry, eqn, [t], i))
             tangent[id(v)] = self.total(parts, v.aval)
         return tangent
@@ -173,9 +177,9 @@ class Builder:
         its contributions summed over the broadcast axes."""
         axes = tuple(k for k in range(out_aval.ndim) if aval.ndim == 0 or aval.shape[k] != out_aval.shape[k])
         kept = tuple(d for k, d in enumerate(out_aval.shape) if k not in axes)
-        part = self.bind(egg_call("p_reduce_sum", part, egg_ints(axes), egg_str("")), ShapedArray(kept, aval.dtype))
+        part = self.bind(B.reduce_sum(part, axes=axes), ShapedArray(kept, aval.dtype))
         if kept != aval.shape:
-            part = self.bind(egg_call("p_reshape", part, egg_ints(aval.shape), egg_str("")), aval)
+            part = self.bind(B.reshape(part, new_sizes=aval.shape), aval)
         return part
 
 

@@ -60,10 +60,9 @@ from transforms.rulebook import (
     collecting,
     dtype,
     params,
-    read_values,
     require,
     shape,
-    value_vars,
+    value_pattern,
 )
 
 __all__ = ["INT", "INTS", "STR", "ADBook", "Values", "dtype", "params", "require", "shape", "zeros_like"]
@@ -218,12 +217,12 @@ class ADBook:
         list as one `Args` variable, any length: variadic primitives). `seeds`: see `ADRule`; `suffix`
         tells apart several rules of one slot. The rule is built when a program first needs it (`Rule.lazy`)."""
         def egg():
-            children = value_vars()
+            pattern, vals = value_pattern(values)
             xs, outs, gs = (_operands(name, n) for name, n in (("x", n_primals), ("o", n_outs), ("g", n_seeds)))
             node = (jvp_of if mode == "jvp" else vjp_of)(
-                String(f"{prim}:{slot}"), *children, *(_as_args(v) for v in (xs, outs, gs)))
+                String(f"{prim}:{slot}"), pattern, *(_as_args(v) for v in (xs, outs, gs)))
             with collecting() as conditions:
-                rhs = build(gs, xs, outs, read_values(children, values))
+                rhs = build(gs, xs, outs, vals)
             return (rewrite(node).to(rhs, *conditions),)
 
         slot_name = {"*": "any", "out*": "out-any"}.get(slot, slot)

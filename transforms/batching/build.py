@@ -17,7 +17,8 @@ from __future__ import annotations
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
-from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
+from rewrites.build_terms import B
+from rewrites.encode import Loader, literal_term
 from transforms.batching.rule import (
     OPERAND_PREPARATION,
     POLICY,
@@ -30,6 +31,7 @@ from transforms.batching.rule import (
 )
 from transforms.rulebook import ValueStore
 
+_VMAP_OF = B.function("vmap_of")
 INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
                      "custom_linear_solve"})
 
@@ -75,7 +77,7 @@ class Batcher:
 
     def transpose(self, x: eb.Call, aval: ShapedArray, perm: tuple[int, ...]) -> eb.Call:
         out = ShapedArray(tuple(aval.shape[p] for p in perm), aval.dtype)
-        return self.bind(egg_call("p_transpose", x, egg_ints(perm), egg_str("")), out)
+        return self.bind(B.transpose(x, permutation=perm), out)
 
     def run(self, jaxpr: Jaxpr, batched: dict[int, eb.Call]) -> dict[int, eb.Call]:
         """Batched terms of every batched value, from those of the mapped inputs (`batched`: id(var) ->
@@ -110,7 +112,7 @@ class Batcher:
             if isinstance(v, DropVar):
                 continue
             rule = tag(eqn.primitive, entry.flags, held, j if multiple else None)
-            node = egg_call("vmap_of", egg_str(rule), *values, egg_args(operands))
+            node = _VMAP_OF(rule, values, B.args(operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
@@ -120,7 +122,7 @@ class Batcher:
         out = site.out_avals[0].shape
         shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),
                  "materialize:u": (self.size, *a.shape)}[name]
-        return self.bind(egg_call("vmap_of", egg_str(name), *values, egg_args([x])), ShapedArray(shape, a.dtype))
+        return self.bind(_VMAP_OF(name, values, B.args([x])), ShapedArray(shape, a.dtype))
 
 
 def _operand_site(site: Site, i: int) -> Site:

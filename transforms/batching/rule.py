@@ -52,10 +52,9 @@ from transforms.rulebook import (
     has_typed_form,
     node,
     params,
-    read_values,
     require,
     shape,
-    value_vars,
+    value_pattern,
 )
 
 __all__ = ["Aux", "Site", "VmapBook", "dtype", "moveaxis_perm", "require", "shape", "shifted"]
@@ -272,11 +271,11 @@ class VmapBook:
         node_tag = tag(prim, flags, held, j if results > 1 else None)
 
         def egg():
-            values = value_vars()
+            pattern, vals = value_pattern(aux, held)
             xs = [var(f"x{i}", Arr) for i in range(n)]
-            node = vmap_of(String(node_tag), *values, args_list(xs))
+            node = vmap_of(String(node_tag), pattern, args_list(xs))
             with collecting() as conditions:
-                rhs = f(*xs, *read_values(values, aux, held).values())
+                rhs = f(*xs, *vals.values())
                 if isinstance(rhs, (list, tuple)):
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)

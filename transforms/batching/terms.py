@@ -1,11 +1,11 @@
 """The batching part of the term language: one node per batched equation result.
 
-    vmap_of(rule, ints, nums, texts, operands)   the batched value of one equation result: `rule`
-                                   names the primitive, which operands carry the batch axis and the
-                                   result ("add:*", "dot_general:bu", "sort:bb:out1"), `operands` are
-                                   the operand terms (batched ones with the batch axis at 0, the others
-                                   as in the unbatched program), `ints`, `nums`, `texts` the values of
-                                   the rule (`transforms.rulebook.Values`)
+    vmap_of(rule, values, operands)   the batched value of one equation result: `rule` names the
+                                   primitive, which operands carry the batch axis and the result
+                                   ("add:*", "dot_general:bu", "sort:bb:out1"), `operands` are the
+                                   operand terms (batched ones with the batch axis at 0, the others
+                                   as in the unbatched program), `values` the rule's values
+                                   (`transforms.rulebook.Vals`)
 
 A batched value always has the batch axis first (the canonical position): rules move axes in and out
 as a primitive needs, and the algebra removes transposes that cancel. Nodes are keyed by operand
@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from functools import cache
 
-from egglog import String, StringLike, Vec, function, i64
+from egglog import StringLike, function
 
 from rewrites.terms import Args, Arr, args_list, declare
-from transforms.rulebook import NO_VALUES
+from transforms.rulebook import Vals
 
 
 @function(egg_fn="vmap_of", unextractable=True)
-def vmap_of(rule: StringLike, ints: Vec[Vec[i64]], nums: Vec[i64], texts: Vec[String], operands: Args) -> Arr: ...
+def vmap_of(rule: StringLike, values: Vals, operands: Args) -> Arr: ...
 
 
 def declare_vmap_terms(egraph) -> None:
@@ -34,4 +34,4 @@ def declare_vmap_terms(egraph) -> None:
 
 @cache
 def _uses() -> tuple:
-    return (vmap_of("", *NO_VALUES, args_list([Arr.inp(0)])),)
+    return (vmap_of("", Vals.nil(), args_list([Arr.inp(0)])),)
