@@ -1,13 +1,13 @@
-"""What the AD and batching rule tables share: `Values`, the value children of a node, and the query helpers
-of a rule's lambda.
+"""What the AD and batching rule tables share: `Values`, the typed value list a node carries (`Vals`), and
+the query helpers of a rule's lambda.
 
 A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`); the rule rewriting it
 often needs values computed in Python from the equation's params and avals (kept axes, a shifted
 permutation, the params of a node it builds). `Values(fn, name=TYPE, ...)` declares them, each with its
-type; the builder computes `fn(...)` and writes the values as three typed children of the node
-(`ValueStore`): every `ints` value in a Vec[Vec[i64]], every `int` in a Vec[i64], every `str` and params
-key in a Vec[String], in declaration order. The rule matches the children and reads each value from them
-in its query, by its place in its list.
+type; the builder computes `fn(...)` and writes the values into the node as a `Vals` list, in declaration
+order (`ValueStore`): `vints(Vec[i64], ..)`, `vint(i64, ..)`, `vstr(String, ..)`, ending with `vnil()`.
+The rule's left-hand side matches that list with a pattern variable per value (`value_pattern`) and its
+lambda gets the variables by name.
 
 Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict held as a `<prim>` node's `extra` key) and
 `node(prim)` (a whole `<prim>` node's params: its typed fields and its extra key; the rule gets an `Op`
@@ -64,7 +64,7 @@ class ValueType:
     """The egglog type of a value a rule reads: `INTS` (Vec[i64]), `INT` (i64), `STR` (String), `params(prim)`
     (a params dict, held as the `extra` key of a `<prim>` node the rule builds: a String) or `node(prim)` (a
     whole `<prim>` node's params, its typed fields and its extra key: the rule gets an `Op`). `slots` are the
-    value children it occupies, by kind ("ints", "int", "str")."""
+    entries of the node's `Vals` list it occupies, by kind ("ints", "int", "str")."""
 
     name: str
     prim: str | None = None
@@ -93,20 +93,11 @@ class Values:
     """The values a rule computes in Python from its equation, by name: `Values(fn, inverse=INTS, pad=params("pad"))`.
     `fn` gets the transform's context (AD: `(params, in_avals, out_avals)`; batching: one
     `transforms.batching.rule.Site`) and returns a dict name -> Python value; the builder writes them into the
-    node's value children and the rule's lambda receives them as keyword arguments of their types."""
+    node's `Vals` list and the rule's lambda receives them as keyword arguments of their types."""
 
     def __init__(self, fn: Callable[..., dict[str, Any]], **types: ValueType):
         self.fn, self.types = fn, types
 
-    @property
-    def names(self) -> list[str]:
-        return list(self.types)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Values) and (self.fn, self.types) == (other.fn, other.types)
-
-    def __hash__(self) -> int:
-        return hash((self.fn, tuple(self.types.items())))
 
 
 # --- queries on the analyses, usable inside a rule's lambda -----------------------------------------
@@ -173,7 +164,7 @@ class Op:
 def value_pattern(values: Values | None, held: bool = False) -> tuple[Vals, dict[str, Any]]:
     """The `Vals` pattern a rule reading `values` matches, and the rule's values by name: its pattern variables
     (an `Op` for a `node(prim)` value). The apply form (`held`) holds only a node value's extra key, as
-    `ValueStore.children` writes it."""
+    `ValueStore.list_of` writes it."""
     out, slots = {}, []
     for name, kind in (values.types.items() if values else ()):
         bound = []
@@ -197,8 +188,8 @@ def has_typed_form(values: Values | None) -> bool:
 
 
 class ValueStore:
-    """The builder's side: computes a node's values and writes them as its value children. Equal values of
-    one rule give the same children, those of their first node: a params dict holding a jaxpr gets a new
+    """The builder's side: computes a node's values and writes them as its `Vals` list. Equal values of one
+    rule give the same list, that of their first node: a params dict holding a jaxpr gets a new
     numbered `extra` key each time (`Encoding.extra_key`), and nodes that differ only by such keys would
     not merge. A transform's builders for the bodies of control flow share their program's store."""
 
@@ -206,9 +197,8 @@ class ValueStore:
         self.loader, self.enc = loader, loader.enc
         self._first: dict[str, eb.Call] = {}
 
-    def children(self, rule: str, values: Values | None, *context, avals: list | None = None
-                 ) -> tuple[eb.Call, bool]:
-        """The `Vals` child of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
+    def list_of(self, rule: str, values: Values | None, *context, avals: list | None = None) -> tuple[eb.Call, bool]:
+        """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
         whether a `node` value needs the apply form. `avals`: the operand avals a `node` value's node gets,
         so that its default params print as ""."""
         if values is None:
@@ -237,14 +227,14 @@ class ValueStore:
         if held:  # the apply form reads no typed field
             rows = [row for row in rows if not row[2]]
         text = f"{rule}|{tuple(computed[name] for name in values.types)!r}"
-        first = self._first.setdefault(text, _children([(slot, value) for slot, value, _ in rows]))
+        first = self._first.setdefault(text, _vals_list([(slot, value) for slot, value, _ in rows]))
         return first, held
 
 
 _NO_VALUES = B.function("vnil")()
 
 
-def _children(rows: list[tuple[str, Any]]) -> eb.Call:
+def _vals_list(rows: list[tuple[str, Any]]) -> eb.Call:
     """The `Vals` list of a node holding `rows` (slot kind, Python value), in order."""
     out = _NO_VALUES
     for slot, value in reversed(rows):

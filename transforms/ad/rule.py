@@ -233,7 +233,7 @@ class ADBook:
         first = table.get(prim, {}).get(slot)
         if first is not None and not suffix:
             raise ValueError(f"{mode} rule for {prim} slot {slot} is defined twice")
-        if first is not None and first.values != values:
+        if first is not None and first.values is not values:
             raise ValueError(f"{mode} rules for {prim} slot {slot} read different values (one node serves them all)")
         table.setdefault(prim, {}).setdefault(slot, entry)
         self.entries.append(entry)

@@ -106,7 +106,7 @@ class Batcher:
                         in enumerate(zip(operands, flags, strict=True))]
             site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
         avals = [site.batched_aval(i) for i in range(len(operands))]
-        values, held = self.values.children(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
+        values, held = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
         multiple = entry.results > 1
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
@@ -117,7 +117,7 @@ class Batcher:
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
         entry = PREPARE[name]
-        values, _ = self.values.children(f"vmap {name}", entry.values, _operand_site(site, i))
+        values, _ = self.values.list_of(f"vmap {name}", entry.values, _operand_site(site, i))
         a = site.in_avals[i]
         out = site.out_avals[0].shape
         shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),

@@ -1,8 +1,8 @@
 """JVP and VJP rules of `fft` (jax/_src/lax/fft.py, `ad.deflinear2(fft_p, _fft_transpose_rule)`).
 
 fft is linear in its operand, so its JVP is fft of the tangent (same params). Its VJP is JAX's
-`_fft_transpose_rule`, one rule per FFT type, each guarded by the case number the shared aux computes
-first (the builder keys every rule of the slot by that one aux):
+`_fft_transpose_rule`, one rule per FFT type, each guarded by the case number the slot's shared values
+compute (one node serves every rule of the slot):
     FFT, IFFT  the DFT matrix is symmetric: the transpose is the same transform of the cotangent;
     RFFT       `_rfft_transpose`: N * irfft(conj(ct) / mask), mask 1 at the zero frequency (and at
                the Nyquist frequency for even n) and 2 elsewhere, undoing the Hermitian halving;

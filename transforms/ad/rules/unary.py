@@ -135,7 +135,7 @@ A.jvp("conj", 0, lambda g, x, ans, *, own: T.conj(g, extra=own), values=_OWN_CON
 
 def by_dtype(mode: str, prim: str, same, other, *, values: Values, math: str) -> None:
     """Two rules for one (primitive, operand 0) slot: `same` where the operand has the result's dtype,
-    `other` where it does not. Both read the same aux values (the builder keys them by the slot)."""
+    `other` where it does not. Both read the same values (one node serves the slot)."""
     entry = A.jvp if mode == "jvp" else A.vjp
     for f, fact, variant in ((same, eq, ""), (other, ne, "other-dtype")):
         entry(prim, 0, f, values=values, math=math, variant=variant,

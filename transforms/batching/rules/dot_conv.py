@@ -12,7 +12,7 @@ both with the feature (or batch) group count multiplied by B, so that each batch
 A fold is reshape -> transpose -> reshape (`_fold`), as JAX's `_reshape_axis_into` / `_reshape_axis_out_of`
 compose; a step that would be an identity is left out.
 
-Each combination of steps a site needs is its own rule, guarded by a case number the aux computes
+Each combination of steps a site needs is its own rule, guarded by a case number its values compute
 (`VmapBook.cases`), so no rule leaves identity ops. With B = 0 and both operands batched the group count would be
 0: the result is zeros, as in JAX.
 
