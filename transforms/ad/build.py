@@ -29,7 +29,7 @@ from ir.shapes.elementwise import NARY, UNARY
 from rewrites.build_terms import B
 from rewrites.encode import Loader, literal_term
 from transforms.ad import control, custom
-from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
+from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, by_result, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
 from transforms.rulebook import ValueStore
 
@@ -108,7 +108,7 @@ class Builder:
                         tangent[id(v)] = t
                 continue
             rules = jvp_rules(eqn.primitive)
-            if "out0" in rules or "out*" in rules:
+            if by_result(rules):
                 full = [t if t is not None else self.zero(x.aval) for x, t in zip(eqn.invars, tans, strict=True)]
                 for j in outs:
                     entry = rules.get(f"out{j}") or rules.get("out*") or _missing(eqn.primitive, f"JVP (result {j})")

@@ -107,6 +107,12 @@ def jvp_rules(prim: str) -> dict[str, ADRule]:
     return found
 
 
+def by_result(slots: dict[str, ADRule]) -> bool:
+    """Whether a primitive's JVP entries (`slots`) give each result's tangent from all operand tangents
+    ("out0", or "out*" for any result) rather than each operand's share."""
+    return "out0" in slots or "out*" in slots
+
+
 def vjp_rule(prim: str, operand: int) -> ADRule:
     slots = VJP.get(prim, {})
     found = slots.get(str(operand)) or slots.get("*")
