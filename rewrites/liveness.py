@@ -9,7 +9,7 @@ until nothing changes.
 Symbols are egglog constructor names (`p_mul`, `scalar`, `apply`), refined by a String literal first
 argument (`apply:select_n`, `jvp_of:sin:0`): a query needs the refined symbol, an action whose first
 argument is a variable creates `apply:*`, which meets every refinement. Functions and relations (the
-analyses' facts, aux tables) are not symbols: a rule is assumed able to find them.
+analyses' facts) are not symbols: a rule is assumed able to find them.
 
 A lazily built rule (`Rule.trigger`) is built only once its trigger symbol is present.
 """
@@ -196,7 +196,7 @@ def _live_eggs(groups: Sequence[Sequence[Rule]], present: Iterable[str]) -> dict
 def command_symbols(actions: Iterable) -> set[str]:
     """The symbols of the terms egglog-level load actions (`eb.Union`, `eb.Set`) create (every call's name:
     a function's name among them is harmless, no query needs it). A `Set`'s value is a fact about a term (a
-    shape, a dtype, an aux value), never a term itself."""
+    shape, a dtype), never a term itself."""
     found: set[str] = set()
     stack: list = []
     for a in actions:

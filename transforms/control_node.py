@@ -10,18 +10,8 @@ from collections.abc import Callable, Sequence
 from egglog import bindings as eb
 
 from ir.core import ShapedArray
-from rewrites.encode import (
-    Term,
-    body_term,
-    closed_over,
-    egg_args,
-    egg_call,
-    egg_int,
-    egg_str,
-    hcall_term,
-    new_body,
-    without_closed_over,
-)
+from rewrites.build_terms import B
+from rewrites.encode import Term, body_term, closed_over, hcall_term, new_body, without_closed_over
 
 
 class ControlNode:
@@ -48,7 +38,7 @@ class ControlNode:
         params, operands = without_closed_over(self.prim, self.params, self.operands, loader.enc)
         key = loader.enc.hcall_key(self.prim, params, self.out_avals)
         tup = hcall_term(self.prim, key, operands, self.bodies)
-        return [self.b.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(self.out_avals)]
+        return [self.b.bind(B.get(tup, k), a) for k, a in enumerate(self.out_avals)]
 
 
 def carry_fixpoint(outputs: Callable[[list[bool]], list[bool]], before: list[bool], carry: list[bool],
@@ -67,8 +57,8 @@ def carry_fixpoint(outputs: Callable[[list[bool]], list[bool]], before: list[boo
 def barrier(builder, terms: list[eb.Call], avals: list[ShapedArray]) -> list[eb.Call]:
     """The results of one `optimization_barrier` over `terms`."""
     key = builder.enc.extra_key("optimization_barrier", {})
-    tup = egg_call("call", egg_str("optimization_barrier"), egg_str(key), egg_args(terms))
-    return [builder.bind(egg_call("get", tup, egg_int(k)), a) for k, a in enumerate(avals)]
+    tup = B.call("optimization_barrier", key, terms)
+    return [builder.bind(B.get(tup, k), a) for k, a in enumerate(avals)]
 
 
 def placed(positions: Sequence[int], results: Sequence, n: int) -> list:

@@ -1,17 +1,18 @@
-"""What the AD and batching rule tables share: aux tables, `Aux`, and the query helpers of a rule's lambda.
+"""What the AD and batching rule tables share: `Values`, the typed value list a node carries (`Vals`), and
+the query helpers of a rule's lambda.
 
-A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`); the rule rewriting
-it often needs values computed in Python from the equation's params and avals (kept axes, a shifted
-permutation, the params of a node it builds). `Aux(kinds, fn)` declares them; the builder computes
-`fn(...)` once per distinct value and stores the results in the `aux_*` tables under a key that is
-their text (`AuxStore`); the rule reads them in its query through the key held in the node.
+A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`); the rule rewriting it
+often needs values computed in Python from the equation's params and avals (kept axes, a shifted
+permutation, the params of a node it builds). `Values(fn, name=TYPE, ...)` declares them, each with its
+type; the builder computes `fn(...)` and writes the values into the node as a `Vals` list, in declaration
+order (`ValueStore`): `vints(Vec[i64], ..)`, `vint(i64, ..)`, `vstr(String, ..)`, ending with `vnil()`.
+The rule's left-hand side matches that list with a pattern variable per value (`value_pattern`) and its
+lambda gets the variables by name.
 
-    aux_ints(key, j) -> Vec[i64]     aux_int(key, j) -> i64     aux_str(key, j) -> String
-
-Slot kinds: `ints`, `int`, `str`, `extra:<prim>` (a params dict held as a `<prim>` node's `extra`
-key) and `op:<prim>` (a whole `<prim>` node's params: its typed fields and its extra key; the rule
-gets an `Op` that builds the node, in typed form, or held by `apply` when the params do not fit the
-typed fields, which the builder tells apart by a ":apply" suffix of the rule's tag).
+Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict held as a `<prim>` node's `extra` key) and
+`node(prim)` (a whole `<prim>` node's params: its typed fields and its extra key; the rule gets an `Op`
+that builds the node, in typed form, or held by `apply` when the params do not fit the typed fields,
+which the builder tells apart by an ":apply" part of the rule's tag).
 
 Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to the rule's query.
 """
@@ -19,59 +20,84 @@ Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from egglog import String, StringLike, Vec, eq, function, i64, i64Like, var
+from egglog import Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
 from egglog import bindings as eb
 
-from rewrites.encode import egg_int, egg_ints, egg_str
+from rewrites.build_terms import B
 from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list, call, dtype_of, encode_fields, get, shape_of
 
 
-@function(egg_fn="aux_ints", merge=lambda old, new: old)
-def aux_ints(key: StringLike, j: i64Like) -> Vec[i64]: ...
+class Vals(Expr, egg_sort="Vals"):
+    """A transform node's values: a typed list, in the order its rule declares them."""
+
+    @method(egg_fn="vnil")
+    @classmethod
+    def nil(cls) -> Vals: ...
+
+    @method(egg_fn="vints")
+    @classmethod
+    def of_ints(cls, value: Vec[i64], rest: Vals) -> Vals: ...
+
+    @method(egg_fn="vint")
+    @classmethod
+    def of_int(cls, value: i64Like, rest: Vals) -> Vals: ...
+
+    @method(egg_fn="vstr")
+    @classmethod
+    def of_str(cls, value: StringLike, rest: Vals) -> Vals: ...
 
 
-@function(egg_fn="aux_int", merge=lambda old, new: old)
-def aux_int(key: StringLike, j: i64Like) -> i64: ...
-
-
-@function(egg_fn="aux_str", merge=lambda old, new: old)
-def aux_str(key: StringLike, j: i64Like) -> StringLike: ...
-
-
-AUX_TABLES = (aux_ints("", 0), aux_int("", 0), aux_str("", 0))
-AUX_KINDS = {"ints": (Vec[i64], aux_ints), "int": (i64, aux_int), "str": (String, aux_str)}
+# Per slot kind: the value's sort, its Vals constructor, and how the builder writes it.
+_SLOTS = {"ints": (Vec[i64], Vals.of_ints, "vints", lambda v: B.ints(tuple(int(d) for d in v))),
+          "int": (i64, Vals.of_int, "vint", lambda v: B.int(int(v))),
+          "str": (String, Vals.of_str, "vstr", lambda v: B.string(v if isinstance(v, str) else str(v)))}
 _FIELD_SLOT = {"int": "int", "ints": "ints", "dtype": "str", "dimension_numbers": "str"}
 
 
 @dataclass(frozen=True)
-class Aux:
-    """Values a rule computes in Python: `kinds` is a space-separated list of slot kinds (see the module
-    docstring); `fn` returns one value per kind (its arguments are the transform's: AD passes
-    `(params, in_avals, out_avals)`, batching one `transforms.batching.rule.Site`)."""
+class ValueType:
+    """The egglog type of a value a rule reads: `INTS` (Vec[i64]), `INT` (i64), `STR` (String), `params(prim)`
+    (a params dict, held as the `extra` key of a `<prim>` node the rule builds: a String) or `node(prim)` (a
+    whole `<prim>` node's params, its typed fields and its extra key: the rule gets an `Op`). `slots` are the
+    entries of the node's `Vals` list it occupies, by kind ("ints", "int", "str")."""
 
-    kinds: str
-    fn: Callable[..., Sequence[Any]]
+    name: str
+    prim: str | None = None
+    whole: bool = False
 
     @property
     def slots(self) -> list[str]:
-        return self.kinds.split()
+        if self.whole:
+            spec = SPECS.get(self.prim)
+            return [*(_FIELD_SLOT[k.name] for _, k in (spec.fields if spec else ())), "str"]
+        return ["str" if self.prim is not None else self.name]
 
-    @property
-    def has_op(self) -> bool:
-        return any(k.startswith("op:") for k in self.slots)
+
+INTS, INT, STR = ValueType("ints"), ValueType("int"), ValueType("str")
 
 
-def table_slots(kind: str) -> list[str]:
-    """The aux table slots one kind occupies: `op:<prim>` one per typed field, then its extra."""
-    if kind.startswith("op:"):
-        spec = SPECS.get(kind[3:])
-        return [*(_FIELD_SLOT[k.name] for _, k in (spec.fields if spec else ())), "str"]
-    return ["str" if kind.startswith("extra:") else kind]
+def params(prim: str) -> ValueType:
+    return ValueType(f"params:{prim}", prim)
+
+
+def node(prim: str) -> ValueType:
+    return ValueType(f"node:{prim}", prim, whole=True)
+
+
+class Values:
+    """The values a rule computes in Python from its equation, by name: `Values(fn, inverse=INTS, pad=params("pad"))`.
+    `fn` gets the transform's context (AD: `(params, in_avals, out_avals)`; batching: one
+    `transforms.batching.rule.Site`) and returns a dict name -> Python value; the builder writes them into the
+    node's `Vals` list and the rule's lambda receives them as keyword arguments of their types."""
+
+    def __init__(self, fn: Callable[..., dict[str, Any]], **types: ValueType):
+        self.fn, self.types = fn, types
+
 
 
 # --- queries on the analyses, usable inside a rule's lambda -----------------------------------------
@@ -119,9 +145,9 @@ def require(fact) -> None:
 
 
 class Op:
-    """A `<prim>` node whose params come from the aux tables: `op(x, y)` builds it on those operands
-    (a typed constructor, or `apply` in the rule's apply variant); `op.result(j, xs)` is result j of a
-    multi-result primitive (`call`)."""
+    """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (a typed
+    constructor, or `apply` in the rule's apply variant); `op.result(j, xs)` is result j of a multi-result
+    primitive (`call`)."""
 
     def __init__(self, prim: str, fields: list, extra, held: bool):
         self.prim, self.fields, self.extra, self.held = prim, fields, extra, held
@@ -135,76 +161,83 @@ class Op:
         return get(call(String(self.prim), self.extra, args_list(list(operands))), j)
 
 
-def aux_values(key, aux: Aux | None, held: bool = False) -> list:
-    """The values of `aux`'s slots as pattern variables bound by the query (inside `collecting`):
-    one per kind, an `Op` for an `op:` kind."""
-    values, j = [], 0
-    for kind in aux.slots if aux else ():
-        bound, slots = [], table_slots(kind)
-        for k, slot in enumerate(slots):
-            sort, table = AUX_KINDS[slot]
-            if not (held and kind.startswith("op:") and k < len(slots) - 1):  # the apply form reads only extra
-                bound.append(bind(table(key, j), sort))
-            j += 1
-        values.append(Op(kind[3:], bound[:-1], bound[-1], held) if kind.startswith("op:") else bound[0])
-    return values
+def value_pattern(values: Values | None, held: bool = False) -> tuple[Vals, dict[str, Any]]:
+    """The `Vals` pattern a rule reading `values` matches, and the rule's values by name: its pattern variables
+    (an `Op` for a `node(prim)` value). The apply form (`held`) holds only a node value's extra key, as
+    `ValueStore.list_of` writes it."""
+    out, slots = {}, []
+    for name, kind in (values.types.items() if values else ()):
+        bound = []
+        for k, slot in enumerate(kind.slots):
+            if held and kind.whole and k < len(kind.slots) - 1:
+                continue
+            bound.append(var(f"value_{name}_{k}" if kind.whole else f"value_{name}", _SLOTS[slot][0]))
+            slots.append((slot, bound[-1]))
+        out[name] = Op(kind.prim, bound[:-1], bound[-1], held) if kind.whole else bound[0]
+    pattern = Vals.nil()
+    for slot, v in reversed(slots):
+        pattern = _SLOTS[slot][1](v, pattern)
+    return pattern, out
 
 
-def has_typed_form(aux: Aux | None) -> bool:
-    """Whether a rule with `aux` needs a second, `apply`-held variant: an `op:` of a primitive with typed
-    fields, whose params may not fit them (np.int64 values, say). Without fields they always fit."""
-    return aux is not None and any(k.startswith("op:") and k[3:] in SPECS and SPECS[k[3:]].fields
-                                   for k in aux.slots)
+def has_typed_form(values: Values | None) -> bool:
+    """Whether a rule reading `values` needs a second, `apply`-held variant: a `node` value of a primitive with
+    typed fields, whose params may not fit them (np.int64 values, say). Without fields they always fit."""
+    return values is not None and any(t.whole and t.prim in SPECS and SPECS[t.prim].fields
+                                      for t in values.types.values())
 
 
-class AuxStore:
-    """The builder's side: computes aux values, stores each distinct set once, returns its key."""
+class ValueStore:
+    """The builder's side: computes a node's values and writes them as its `Vals` list. Equal values of one
+    rule give the same list, that of their first node: a params dict holding a jaxpr gets a new
+    numbered `extra` key each time (`Encoding.extra_key`), and nodes that differ only by such keys would
+    not merge. A transform's builders for the bodies of control flow share their program's store."""
 
     def __init__(self, loader):
         self.loader, self.enc = loader, loader.enc
-        self._seen: set[str] = set()
+        self._first: dict[str, eb.Call] = {}
 
-    def key(self, prefix: str, aux: Aux | None, *context, avals: list | None = None) -> tuple[eb.Lit, bool]:
-        """The key of `aux`'s values for `context`, and whether an `op:` value needs the apply form.
-        `avals`: the operand avals an `op:` node gets, so that its default params print as ""."""
-        if aux is None:
-            return egg_str(""), False
-        values = tuple(aux.fn(*context))
-        kinds = aux.slots
-        if len(values) != len(kinds):
-            raise ValueError(f"{prefix}: aux gave {len(values)} values for kinds {aux.kinds!r}")
+    def list_of(self, rule: str, values: Values | None, *context, avals: list | None = None) -> tuple[eb.Call, bool]:
+        """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
+        whether a `node` value needs the apply form. `avals`: the operand avals a `node` value's node gets,
+        so that its default params print as ""."""
+        if values is None:
+            return _NO_VALUES, False
+        computed = values.fn(*context)
+        if set(computed) != set(values.types):
+            raise ValueError(f"values gave {sorted(computed)}, the rule reads {sorted(values.types)}")
         rows, held = [], False
-        for kind, value in zip(kinds, values, strict=True):
-            if kind.startswith("op:"):
-                prim, params = kind[3:], dict(value)
+        for name, kind in values.types.items():
+            value = computed[name]
+            if kind.whole:
+                prim, given = kind.prim, dict(value)
                 spec = SPECS.get(prim)
-                fitted = encode_fields(spec, params) if spec is not None else None
+                fitted = encode_fields(spec, given) if spec is not None else None
                 if fitted is None:
                     held = held or spec is not None
-                    rows += [("str", None)] * (len(table_slots(kind)) - 1)
-                    rows.append(("str", self.enc.extra_key(prim, params)))
+                    rows.append(("str", self.enc.extra_key(prim, given), False))
                 else:
                     fields, rest = fitted
-                    rows += list(zip(table_slots(kind)[:-1], fields, strict=True))
-                    rows.append(("str", self.enc.extra_key(prim, rest, avals)))
-            elif kind.startswith("extra:"):
-                rows.append(("str", self.enc.extra_key(kind[6:], dict(value))))
+                    rows += [(slot, v, True) for slot, v in zip(kind.slots[:-1], fields, strict=True)]
+                    rows.append(("str", self.enc.extra_key(prim, rest, avals), False))
+            elif kind.prim is not None:
+                rows.append(("str", self.enc.extra_key(kind.prim, dict(value)), False))
             else:
-                rows.append((kind, value))
-        text = f"{prefix}|{values!r}"
-        if text not in self._seen:
-            self._seen.add(text)
-            for j, (slot, value) in enumerate(rows):
-                if value is not None:
-                    self.loader.actions.append(_aux_set(text, j, slot, value))
-        return egg_str(text), held
+                rows.append((kind.name, value, False))
+        if held:  # the apply form reads no typed field
+            rows = [row for row in rows if not row[2]]
+        text = f"{rule}|{tuple(computed[name] for name in values.types)!r}"
+        first = self._first.setdefault(text, _vals_list([(slot, value) for slot, value, _ in rows]))
+        return first, held
 
 
-def _aux_set(key: str, j: int, slot: str, value) -> eb.Set:
-    if slot == "ints":
-        table, lit = "aux_ints", egg_ints(tuple(int(v) for v in value))
-    elif slot == "int":
-        table, lit = "aux_int", egg_int(int(value))
-    else:
-        table, lit = "aux_str", egg_str(value if isinstance(value, str) else str(value))
-    return eb.Set(eb.PanicSpan(), table, [egg_str(key), egg_int(j)], lit)
+_NO_VALUES = B.function("vnil")()
+
+
+def _vals_list(rows: list[tuple[str, Any]]) -> eb.Call:
+    """The `Vals` list of a node holding `rows` (slot kind, Python value), in order."""
+    out = _NO_VALUES
+    for slot, value in reversed(rows):
+        _, _, name, write = _SLOTS[slot]
+        out = B.function(name)(write(value), out)
+    return out

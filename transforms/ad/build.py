@@ -26,15 +26,19 @@ from egglog import bindings as eb
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
 from ir.shapes.elementwise import NARY, UNARY
-from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
+from rewrites.build_terms import B
+from rewrites.encode import Loader, literal_term
 from transforms.ad import control, custom
-from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, jvp_rules, vjp_rule
+from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, by_result, jvp_rules, vjp_rule
 from transforms.ad.terms import ZEROS_EXTRA
-from transforms.rulebook import AuxStore
+from transforms.rulebook import ValueStore
 
 # Primitives whose derivative is built from their bodies or registered rules rather than per-operand nodes.
 CONTROL_JVP = {**control.JVP_RULES, **custom.JVP_RULES}
 CONTROL_VJP = {**control.VJP_RULES, **custom.VJP_RULES}
+
+_ZERO = B.function("zero")
+_NODE = {"jvp": B.function("jvp_of"), "vjp": B.function("vjp_of")}
 
 ELEMENTWISE = frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
                          "convert_element_type", "round", "reduce_precision"})
@@ -56,7 +60,7 @@ class Builder:
     def __init__(self, loader: Loader, env: dict):
         self.loader, self.enc, self.env = loader, loader.enc, env
         self.enc.extras.setdefault(ZEROS_EXTRA, {"sharding": None})
-        self.aux = AuxStore(loader)
+        self.values = ValueStore(loader)
 
     # --- terms --------------------------------------------------------------------------------------
 
@@ -64,7 +68,7 @@ class Builder:
         return literal_term(x, self.enc).egg if isinstance(x, Literal) else self.env[id(x)].egg
 
     def zero(self, aval: ShapedArray) -> eb.Call:
-        term = egg_call("zero", egg_ints(aval.shape), egg_str(aval.dtype.name))
+        term = _ZERO(B.ints(aval.shape), aval.dtype.name)
         self.loader.facts(term, aval)
         return term
 
@@ -75,19 +79,18 @@ class Builder:
         """The sum of contributions, each added once, as one alias."""
         acc = parts[0]
         for p in parts[1:]:
-            acc = egg_call("p_add", acc, p, egg_str(""))
+            acc = B.add(acc, p)
         return self.bind(acc, aval)
 
-    def key(self, entry: ADRule, eqn: Eqn) -> eb.Lit:
-        """The aux key of `entry` for `eqn`, filling the aux tables the first time it is seen."""
-        key, _ = self.aux.key(f"{entry.mode} {entry.tag}", entry.aux, eqn.params, [x.aval for x in eqn.invars],
-                              [v.aval for v in eqn.outvars])
-        return key
-
-    def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call]) -> eb.Call:
-        primals = egg_args([self.atom(x) for x in eqn.invars])
-        outs = egg_args([self.env[id(v)].egg for v in eqn.outvars])
-        return egg_call(f"{mode}_of", egg_str(entry.tag), self.key(entry, eqn), primals, outs, egg_args(seeds))
+    def node(self, mode: str, entry: ADRule, eqn: Eqn, seeds: list[eb.Call], index: int) -> eb.Call:
+        """The `<mode>_of` node of `entry` for `eqn`, its values computed from the equation (and from the
+        operand or result `index` for an entry of any slot)."""
+        context = [eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]]
+        values, _ = self.values.list_of(f"{mode} {entry.tag}", entry.values, *context,
+                                         *([index] if entry.slot.endswith("*") else []))
+        primals = B.args([self.atom(x) for x in eqn.invars])
+        outs = B.args([self.env[id(v)].egg for v in eqn.outvars])
+        return _NODE[mode](entry.tag, values, primals, outs, B.args(seeds))
 
     # --- forward ------------------------------------------------------------------------------------
 
@@ -105,12 +108,13 @@ class Builder:
                         tangent[id(v)] = t
                 continue
             rules = jvp_rules(eqn.primitive)
-            if "out0" in rules:
+            if by_result(rules):
                 full = [t if t is not None else self.zero(x.aval) for x, t in zip(eqn.invars, tans, strict=True)]
                 for j in outs:
-                    entry = rules.get(f"out{j}") or _missing(eqn.primitive, f"JVP (result {j})")
+                    entry = rules.get(f"out{j}") or rules.get("out*") or _missing(eqn.primitive, f"JVP (result {j})")
                     v = eqn.outvars[j]
-                    tangent[id(v)] = self.bind(self.node("jvp", entry, eqn, full), v.aval)
+                    seeds = [full[j]] if entry.seeds == "own" else full
+                    tangent[id(v)] = self.bind(self.node("jvp", entry, eqn, seeds, j), v.aval)
                 continue
             [v] = eqn.outvars
             parts = []
@@ -120,9 +124,9 @@ class Builder:
                 entry = rules.get(str(i)) or _missing(eqn.primitive, f"JVP (operand {i})")
                 if eqn.primitive in ELEMENTWISE and x.aval.shape != v.aval.shape:
                     dims = tuple(range(x.aval.ndim))  # rank 0, or size-1 axes stretched
-                    t = self.bind(egg_call("p_broadcast_in_dim", t, egg_ints(v.aval.shape), egg_ints(dims),
-                                           egg_str("")), ShapedArray(v.aval.shape, x.aval.dtype))
-                parts.append(self.node("jvp", entry, eqn, [t]))
+                    t = self.bind(B.broadcast_in_dim(t, shape=v.aval.shape, broadcast_dimensions=dims),
+                                  ShapedArray(v.aval.shape, x.aval.dtype))
+                parts.append(self.node("jvp", entry, eqn, [t], i))
             tangent[id(v)] = self.total(parts, v.aval)
         return tangent
 
@@ -147,11 +151,13 @@ class Builder:
                 if not isinstance(x, Var) or id(x) not in active:
                     continue
                 entry = vjp_rule(eqn.primitive, i)
-                if entry.whole:
+                if entry.seeds == "all":
                     seeds_i = [c if c is not None else self.zero(v.aval) for v, c in zip(eqn.outvars, cts, strict=True)]
+                elif entry.seeds == "own":
+                    seeds_i = [cts[i] if cts[i] is not None else self.zero(eqn.outvars[i].aval)]
                 else:
                     seeds_i = cts[:1]
-                part = self.node("vjp", entry, eqn, seeds_i)
+                part = self.node("vjp", entry, eqn, seeds_i, i)
                 out_aval = eqn.outvars[0].aval
                 if eqn.primitive in ELEMENTWISE and x.aval.shape != out_aval.shape:
                     part = self._unbroadcast(part, x.aval, out_aval)
@@ -171,9 +177,9 @@ class Builder:
         its contributions summed over the broadcast axes."""
         axes = tuple(k for k in range(out_aval.ndim) if aval.ndim == 0 or aval.shape[k] != out_aval.shape[k])
         kept = tuple(d for k, d in enumerate(out_aval.shape) if k not in axes)
-        part = self.bind(egg_call("p_reduce_sum", part, egg_ints(axes), egg_str("")), ShapedArray(kept, aval.dtype))
+        part = self.bind(B.reduce_sum(part, axes=axes), ShapedArray(kept, aval.dtype))
         if kept != aval.shape:
-            part = self.bind(egg_call("p_reshape", part, egg_ints(aval.shape), egg_str("")), aval)
+            part = self.bind(B.reshape(part, new_sizes=aval.shape), aval)
         return part
 
 

@@ -25,7 +25,8 @@ from functools import partial
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, ShapedArray, Var
-from rewrites.encode import Term, egg_call, egg_str, encode_jaxpr
+from rewrites.build_terms import B
+from rewrites.encode import Term, encode_jaxpr
 from transforms.control_node import ControlNode, barrier, carry_fixpoint, placed
 
 
@@ -41,7 +42,7 @@ def inline_body(builder, body: ClosedJaxpr, inputs: list[Term]) -> tuple[list[eb
     env: dict = {}
     outs = encode_jaxpr(body, inputs, builder.loader, env)
     sub = type(builder)(builder.loader, env)
-    sub.aux = builder.aux
+    sub.values = builder.values
     return [o.egg for o in outs], sub
 
 
@@ -260,7 +261,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
             g = got[id(inv[i])]
             return g if g is not None else sub.zero(inv[i].aval)
 
-        summed = [sub.bind(egg_call("p_add", a.egg, ct(i), egg_str("")), inv[i].aval)
+        summed = [sub.bind(B.add(a.egg, ct(i)), inv[i].aval)
                   for i, a in zip(float_consts, acc, strict=True)]
         return [ct(i) for i in float_carry] + summed + [ct(i) for i in float_xs]
 

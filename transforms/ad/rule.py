@@ -2,31 +2,37 @@
 
     A = ADBook("elementwise")
     A.linear("sin", 0, lambda g, x, ans: T.mul(g, T.cos(x)), math="d sin x = cos x dx")
-    A.vjp("reduce_sum", 0, lambda ct, x, ans, shape, dims: T.broadcast_in_dim(ct, shape, dims),
-          aux=Aux("ints ints", lambda p, ins, outs: (ins[0].shape, kept_axes(...))), math="...")
+    A.vjp("transpose", 0, lambda ct, x, ans, *, inverse: T.transpose(ct, inverse),
+          values=Values(lambda p, ins, outs: {"inverse": argsort(p["permutation"])}, inverse=INTS), math="...")
 
-Entry kinds (the lambda's arguments: the seed, the operands, the result(s), then the aux values):
+Entry kinds (the lambda's arguments: the seed, the operands, the result(s), then the values by keyword):
     linear(prim, i, f)   operand i's share of the tangent is f(g, ...), linear in g; f is its own
                          transpose (elementwise: a diagonal map), so it is also the VJP of operand i
     jvp(prim, i, f)      operand i's share of the tangent only
     vjp(prim, i, f)      operand i's cotangent contribution from the result's cotangent
     jvp_whole(prim, f)   all results' tangents from all operand tangents (zero ones instantiated as
                          `zero`), for JVPs that do not split by operand (select_n, sort, ...);
-                         f(tangents, primals, outs, aux) returns one term per result
+                         f(tangents, primals, outs, **values) returns one term per result
     vjp_whole(prim, i, f) operand i's contribution from every result's cotangent (multi-result ops),
-                         f(cts, primals, outs, aux)
+                         f(cts, primals, outs, **values)
     jvp_linear(prim, is)  the op is linear in those operands: the op itself applied to the tangent
     zero_derivative(prims) results never carry a tangent (floor, sign, comparisons, argmax, ...)
-    add(...)             the general form the others are made of (several results, several seeds)
-Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `arities=` (variadic primitives:
-one rule per operand count), `variant=` (several rules of one slot); inside a lambda `require(fact)`.
+    add(...)             the general form the others are made of (several results, several seeds, any
+                         operand "*" or result "out*" of a variadic primitive, lists matched whole)
+Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `arities=` (one rule per operand
+count, where a rule names each operand), `variant=` (several rules of one slot); inside a lambda
+`require(fact)`.
 
-Params a rule needs beyond the operands' values (a kept-axes list, an inverse permutation, the params
-of a node it builds) come from `Aux`: a Python function of (params, operand avals, result avals)
-whose values the builder stores in the `aux_*` tables under a key; the rule reads them in its query.
-`shape(x)`, `dtype(x)` and `zeros_like(x)` read the shape analysis the same way, for a rule's operands,
-results and seeds only: on a term the rule itself builds they add a fact that never holds (the
-analysis has not seen that term when the query runs), and the rule silently never fires.
+What a rule needs beyond the operands' values (a kept-axes list, an inverse permutation, the params of a
+node it builds) the builder computes from the equation and the node carries as typed children: `values=`
+declares each value's type once (`INTS` Vec[i64], `INT` i64, `STR` String, `params(prim)` a params dict
+held as a `<prim>` node's `extra` key) with a function of (params, operand avals, result avals) giving
+them by name (and the slot's index for a "*"/"out*" entry); the rule's left-hand side matches them and its
+lambda takes them as keyword arguments. Every rule of one slot reads the same values (one node serves them).
+`shape(x)`, `dtype(x)` and `zeros_like(x)` read the shape analysis in the rule's query, for a rule's
+operands, results and seeds only: on a term the rule itself builds they add a fact that never holds (the
+analysis has not seen that term when the query runs), and the rule silently never fires; what such a term
+needs comes from the values.
 
 Which way reverse mode goes: the builder (`transforms.ad.build`) makes one `vjp_of` node per use of a
 value from the program's def-use structure and sums a value's contributions once (JAX's
@@ -44,22 +50,37 @@ from egglog import String, eq, rewrite, var
 
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list
+from rewrites.terms import CONSTRUCTORS, SPECS, Args, Arr, apply, args_list
 from transforms.ad.terms import jvp_of, vjp_of, zero
-from transforms.rulebook import Aux, aux_values, collecting, dtype, require, shape
+from transforms.rulebook import (
+    INT,
+    INTS,
+    STR,
+    Values,
+    collecting,
+    dtype,
+    params,
+    require,
+    shape,
+    value_pattern,
+)
 
-__all__ = ["ADBook", "Aux", "dtype", "require", "shape", "zeros_like"]
+__all__ = ["INT", "INTS", "STR", "ADBook", "Values", "dtype", "params", "require", "shape", "zeros_like"]
 
 
 @dataclass(frozen=True)
 class ADRule:
-    """One AD table entry: `mode` jvp|vjp, `slot` the operand index ("0") or result ("out0")."""
+    """One AD table entry: `mode` jvp|vjp, `slot` the operand index ("0") or result ("out0"), or any operand
+    ("*") or result ("out*") of a variadic primitive (its values get the index); `seeds` which seeds the
+    builder gives the node: "one" (the operand's tangent, the result's cotangent), "all" (every result's
+    cotangent or operand's tangent, zeros instantiated) or "own" (the tangent of the operand, or cotangent of
+    the result, with the slot's index: an op that passes each operand through to the same result)."""
 
     mode: str
     primitive: str
     slot: str
-    whole: bool
-    aux: Aux | None
+    seeds: str
+    values: Values | None
     rule: Rule = field(repr=False)
 
     @property
@@ -86,8 +107,15 @@ def jvp_rules(prim: str) -> dict[str, ADRule]:
     return found
 
 
+def by_result(slots: dict[str, ADRule]) -> bool:
+    """Whether a primitive's JVP entries (`slots`) give each result's tangent from all operand tangents
+    ("out0", or "out*" for any result) rather than each operand's share."""
+    return "out0" in slots or "out*" in slots
+
+
 def vjp_rule(prim: str, operand: int) -> ADRule:
-    found = VJP.get(prim, {}).get(str(operand))
+    slots = VJP.get(prim, {})
+    found = slots.get(str(operand)) or slots.get("*")
     if found is None:
         raise UnsupportedPrimitive(prim, f"VJP (operand {operand})", "transforms/ad/rules")
     return found
@@ -116,28 +144,28 @@ class ADBook:
     # dispatch on dtypes, say); `arities` makes one rule per operand count for variadic primitives
     # (f then takes the operands as *args); `variant` names one of several rules for the same slot.
 
-    def linear(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None, **kw) -> None:
-        self._per_operand("jvp", prim, i, f, math, aux, **kw)
-        self._per_operand("vjp", prim, i, f, math + " (diagonal: its own transpose)", aux, **kw)
+    def linear(self, prim: str, i: int, f: Callable, *, math: str, values: Values | None = None, **kw) -> None:
+        self._per_operand("jvp", prim, i, f, math, values, **kw)
+        self._per_operand("vjp", prim, i, f, math + " (diagonal: its own transpose)", values, **kw)
 
-    def jvp(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None, **kw) -> None:
-        self._per_operand("jvp", prim, i, f, math, aux, **kw)
+    def jvp(self, prim: str, i: int, f: Callable, *, math: str, values: Values | None = None, **kw) -> None:
+        self._per_operand("jvp", prim, i, f, math, values, **kw)
 
-    def vjp(self, prim: str, i: int, f: Callable, *, math: str, aux: Aux | None = None, **kw) -> None:
-        self._per_operand("vjp", prim, i, f, math, aux, **kw)
+    def vjp(self, prim: str, i: int, f: Callable, *, math: str, values: Values | None = None, **kw) -> None:
+        self._per_operand("vjp", prim, i, f, math, values, **kw)
 
     def jvp_whole(self, prim: str, f: Callable, *, arity: int, results: int = 1, math: str,
-                  aux: Aux | None = None, arities: Sequence[int] = ()) -> None:
+                  values: Values | None = None, arities: Sequence[int] = ()) -> None:
         for n in arities or (arity,):
             for j in range(results):
-                self.add("jvp", prim, f"out{j}", True, aux, math, n, results, n,
-                          lambda seeds, xs, outs, vals, j=j: f(seeds, xs, outs, *vals)[j],
+                self.add("jvp", prim, f"out{j}", "all", values, math, n, results, n,
+                          lambda seeds, xs, outs, vals, j=j: f(seeds, xs, outs, **vals)[j],
                           suffix=f"-{n}" if arities else "")
 
     def vjp_whole(self, prim: str, i: int, f: Callable, *, arity: int, results: int, math: str,
-                  aux: Aux | None = None) -> None:
-        self.add("vjp", prim, str(i), True, aux, math, arity, results, results,
-                  lambda seeds, xs, outs, vals: f(seeds, xs, outs, *vals))
+                  values: Values | None = None) -> None:
+        self.add("vjp", prim, str(i), "all", values, math, arity, results, results,
+                  lambda seeds, xs, outs, vals: f(seeds, xs, outs, **vals))
 
     def jvp_linear(self, prim: str, operands: Sequence[int], *, arity: int | None = None, math: str) -> None:
         """The op is linear in each operand listed: its tangent share is the op itself (same params)
@@ -172,42 +200,55 @@ class ADBook:
     def zero_derivative(self, *prims: str) -> None:
         ZERO_DERIVATIVE.update(prims)
 
-    def _per_operand(self, mode, prim, i, f, math, aux, *, when: Callable | None = None,
+    def _per_operand(self, mode, prim, i, f, math, values, *, when: Callable | None = None,
                      arities: Sequence[int] = (), variant: str = "") -> None:
-        n_aux = len(aux.slots) if aux else 0
-        counts = arities or (len(inspect.signature(f).parameters) - 2 - n_aux,)
+        positional = [p for p in inspect.signature(f).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        counts = arities or (len(positional) - 2,)
 
         def build(seeds, xs, outs, vals):
             if when is not None:
                 for fact in when(*xs, outs[0]):
                     require(fact)
-            return f(seeds[0], *xs, outs[0], *vals)
+            return f(seeds[0], *xs, outs[0], **vals)
 
         for n in counts:
             suffix = "".join(f"-{part}" for part in (variant, str(n) if arities else "") if part)
-            self.add(mode, prim, str(i), False, aux, math, n, 1, 1, build, suffix=suffix)
+            self.add(mode, prim, str(i), "one", values, math, n, 1, 1, build, suffix=suffix)
 
-    def add(self, mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
-        """The general entry the others are made of: a rule rewriting `<mode>_of("prim:slot", key,
-        primals, outs, seeds)` with `n_primals`, `n_outs`, `n_seeds` pattern variables into
-        `build(seeds, xs, outs, aux_values)`; `suffix` tells apart several rules of one slot. The rule is
-        built when a program first needs it (`Rule.lazy`)."""
+    def add(self, mode, prim, slot, seeds, values, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
+        """The general entry the others are made of: a rule rewriting `<mode>_of("prim:slot", values...,
+        primals, outs, seeds)` into `build(seeds, xs, outs, vals)`, `vals` the values by name. Each of
+        `n_primals`, `n_outs`, `n_seeds` is a count (that many pattern variables, a list) or None (the whole
+        list as one `Args` variable, any length: variadic primitives). `seeds`: see `ADRule`; `suffix`
+        tells apart several rules of one slot. The rule is built when a program first needs it (`Rule.lazy`)."""
         def egg():
-            k = var("key", String)
-            xs = [var(f"x{j}", Arr) for j in range(n_primals)]
-            outs = [var(f"o{j}", Arr) for j in range(n_outs)]
-            seeds = [var(f"g{j}", Arr) for j in range(n_seeds)]
+            pattern, vals = value_pattern(values)
+            xs, outs, gs = (_operands(name, n) for name, n in (("x", n_primals), ("o", n_outs), ("g", n_seeds)))
             node = (jvp_of if mode == "jvp" else vjp_of)(
-                String(f"{prim}:{slot}"), k, args_list(xs), args_list(outs), args_list(seeds))
+                String(f"{prim}:{slot}"), pattern, *(_as_args(v) for v in (xs, outs, gs)))
             with collecting() as conditions:
-                rhs = build(seeds, xs, outs, aux_values(k, aux))
+                rhs = build(gs, xs, outs, vals)
             return (rewrite(node).to(rhs, *conditions),)
 
-        name = f"{mode}-{prim}-{slot}{suffix}".replace("_", "-").lower()
+        slot_name = {"*": "any", "out*": "out-any"}.get(slot, slot)
+        name = f"{mode}-{prim}-{slot_name}{suffix}".replace("_", "-").lower()
         rule = Rule.lazy(name, mode, EXACT, math, egg, trigger=f"{mode}_of:{prim}:{slot}")
-        entry = ADRule(mode, prim, slot, whole, aux, rule)
+        entry = ADRule(mode, prim, slot, seeds, values, rule)
         table = JVP if mode == "jvp" else VJP
-        if slot in table.get(prim, {}) and not suffix:
+        first = table.get(prim, {}).get(slot)
+        if first is not None and not suffix:
             raise ValueError(f"{mode} rule for {prim} slot {slot} is defined twice")
+        if first is not None and first.values is not values:
+            raise ValueError(f"{mode} rules for {prim} slot {slot} read different values (one node serves them all)")
         table.setdefault(prim, {}).setdefault(slot, entry)
         self.entries.append(entry)
+
+
+def _operands(name: str, n: int | None) -> list[Arr] | Args:
+    """`n` pattern variables, or one `Args` variable for the whole list (n None)."""
+    return var(f"{name}s", Args) if n is None else [var(f"{name}{j}", Arr) for j in range(n)]
+
+
+def _as_args(xs: list[Arr] | Args) -> Args:
+    return xs if isinstance(xs, Args) else args_list(xs)

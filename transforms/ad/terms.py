@@ -1,8 +1,8 @@
-"""The AD part of the term language: linearization nodes, symbolic zeros, and rule parameter tables.
+"""The AD part of the term language: linearization nodes and symbolic zeros.
 
-    jvp_of(rule, key, primals, outs, seeds)   the tangent of one equation result, or one operand's
+    jvp_of(rule, values, primals, outs, seeds)   the tangent of one equation result, or one operand's
                                               share of it (`rule` = "sin:0", "select_n:out0", ...)
-    vjp_of(rule, key, primals, outs, seeds)   one operand's cotangent contribution ("mul:1")
+    vjp_of(rule, values, primals, outs, seeds)   one operand's cotangent contribution ("mul:1")
     zero(shape, dtype)                        a symbolic zero: a tangent or cotangent known to be 0
                                               whatever the primal values (not the literal 0)
 
@@ -12,9 +12,9 @@ node: once algebra merges two primal classes (`a*b` with `b*a`), a node saying "
 class" would merge unrelated contributions (EGGLOG-NOTES.md). Both kinds are unextractable; one
 rule per primitive rewrites each into primal-language terms.
 
-`key` names the values a rule computes from params and avals in Python (`transforms.rulebook.Aux`):
-the builder fills the `aux_*` tables and rules read them in their queries. The key is the text of
-those values, so equal keys always mean equal values.
+`values` (a `transforms.rulebook.Vals` list) are the values the node's rule computes in Python from the
+equation's params and avals (`transforms.rulebook.Values`), typed, in the order the rule declares them:
+the rule's left-hand side matches them, and equal values make equal nodes.
 
 A `zero` is unioned with its decodable form, a broadcast of 0 whose params key is `ZEROS_EXTRA`
 (distinct from any broadcast a program writes, so symbolic-zero rules never see a literal 0).
@@ -27,17 +27,17 @@ from functools import cache
 from egglog import StringLike, Vec, function, i64
 
 from rewrites.terms import Args, Arr, args_list, declare
-from transforms.rulebook import AUX_TABLES
+from transforms.rulebook import Vals
 
 ZEROS_EXTRA = "zeros"
 
 
 @function(egg_fn="jvp_of", unextractable=True)
-def jvp_of(rule: StringLike, key: StringLike, primals: Args, outs: Args, seeds: Args) -> Arr: ...
+def jvp_of(rule: StringLike, values: Vals, primals: Args, outs: Args, seeds: Args) -> Arr: ...
 
 
 @function(egg_fn="vjp_of", unextractable=True)
-def vjp_of(rule: StringLike, key: StringLike, primals: Args, outs: Args, seeds: Args) -> Arr: ...
+def vjp_of(rule: StringLike, values: Vals, primals: Args, outs: Args, seeds: Args) -> Arr: ...
 
 
 @function(egg_fn="zero", unextractable=True)
@@ -46,11 +46,11 @@ def zero(shape: Vec[i64], dtype: StringLike) -> Arr: ...
 
 
 def declare_ad_terms(egraph) -> None:
-    """Declare the AD constructors and tables to `egraph` without adding nodes. Idempotent."""
+    """Declare the AD constructors to `egraph` without adding nodes. Idempotent."""
     declare(egraph, _uses, "_eqjax_ad_declared")
 
 
 @cache
 def _uses() -> tuple:
     xs = args_list([Arr.inp(0)])
-    return (jvp_of("", "", xs, xs, xs), vjp_of("", "", xs, xs, xs), zero(Vec[i64].empty(), ""), *AUX_TABLES)
+    return jvp_of("", Vals.nil(), xs, xs, xs), vjp_of("", Vals.nil(), xs, xs, xs), zero(Vec[i64].empty(), "")

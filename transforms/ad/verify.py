@@ -33,7 +33,7 @@ from rewrites.verify import Counterexample, Verdict
 from rewrites.verify.sympy_jaxpr import to_sympy
 from transforms.ad.build import ELEMENTWISE, float_positions
 from transforms.ad.programs import ad_rules, jvp_program, vjp_program
-from transforms.ad.rule import JVP, VJP
+from transforms.ad.rule import JVP, VJP, by_result
 from transforms.sample_check import sample_verdicts, verdict_name
 
 RULES_ALONE = Options(rules="none")
@@ -77,7 +77,7 @@ def arity(prim: str) -> int:
 def _wrt(prim: str) -> list[int]:
     """The operands that get a tangent: those with a JVP entry (all, for a whole-equation JVP)."""
     slots = JVP[prim]
-    return list(range(arity(prim))) if "out0" in slots else sorted(int(s) for s in slots)
+    return list(range(arity(prim))) if by_result(slots) else sorted(int(s) for s in slots)
 
 
 def sympy_problem(prim: str, params: dict, options: Options) -> tuple[sp.Expr, sp.Expr]:
@@ -197,7 +197,7 @@ def _differentiated(sample) -> list[int]:
     """The sample's float operands the primitive has a derivative in (polygamma's order m has none)."""
     slots = JVP.get(sample.closed.eqns[0].primitive, {})
     floats = float_positions(sample.closed.jaxpr.invars)
-    if "out0" in slots:
+    if by_result(slots):
         return floats
     operand = [i for i, x in enumerate(sample.closed.eqns[0].invars) if not isinstance(x, Literal)]
     return [i for i in floats if str(operand[i]) in slots]

@@ -17,7 +17,8 @@ from __future__ import annotations
 from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
-from rewrites.encode import Loader, egg_args, egg_call, egg_ints, egg_str, literal_term
+from rewrites.build_terms import B
+from rewrites.encode import Loader, literal_term
 from transforms.batching.rule import (
     OPERAND_PREPARATION,
     POLICY,
@@ -28,8 +29,9 @@ from transforms.batching.rule import (
     tag,
     with_batch,
 )
-from transforms.rulebook import AuxStore
+from transforms.rulebook import ValueStore
 
+_VMAP_OF = B.function("vmap_of")
 INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
                      "custom_linear_solve"})
 
@@ -61,7 +63,7 @@ class Batcher:
 
     def __init__(self, loader: Loader, env: dict, size: int):
         self.loader, self.enc, self.env, self.size = loader, loader.enc, env, size
-        self.aux = AuxStore(loader)
+        self.values = ValueStore(loader)
 
     def atom(self, x) -> eb.Call:
         return literal_term(x, self.enc).egg if isinstance(x, Literal) else self.env[id(x)].egg
@@ -75,7 +77,7 @@ class Batcher:
 
     def transpose(self, x: eb.Call, aval: ShapedArray, perm: tuple[int, ...]) -> eb.Call:
         out = ShapedArray(tuple(aval.shape[p] for p in perm), aval.dtype)
-        return self.bind(egg_call("p_transpose", x, egg_ints(perm), egg_str("")), out)
+        return self.bind(B.transpose(x, permutation=perm), out)
 
     def run(self, jaxpr: Jaxpr, batched: dict[int, eb.Call]) -> dict[int, eb.Call]:
         """Batched terms of every batched value, from those of the mapped inputs (`batched`: id(var) ->
@@ -104,23 +106,23 @@ class Batcher:
                         in enumerate(zip(operands, flags, strict=True))]
             site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
         avals = [site.batched_aval(i) for i in range(len(operands))]
-        key, held = self.aux.key(f"vmap {eqn.primitive}:{entry.flags}", entry.aux, site, avals=avals)
+        values, held = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
         multiple = entry.results > 1
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
                 continue
             rule = tag(eqn.primitive, entry.flags, held, j if multiple else None)
-            node = egg_call("vmap_of", egg_str(rule), key, egg_args(operands))
+            node = _VMAP_OF(rule, values, B.args(operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
         entry = PREPARE[name]
-        key, _ = self.aux.key(f"vmap {name}", entry.aux, _operand_site(site, i))
+        values, _ = self.values.list_of(f"vmap {name}", entry.values, _operand_site(site, i))
         a = site.in_avals[i]
         out = site.out_avals[0].shape
         shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),
                  "materialize:u": (self.size, *a.shape)}[name]
-        return self.bind(egg_call("vmap_of", egg_str(name), key, egg_args([x])), ShapedArray(shape, a.dtype))
+        return self.bind(_VMAP_OF(name, values, B.args([x])), ShapedArray(shape, a.dtype))
 
 
 def _operand_site(site: Site, i: int) -> Site:

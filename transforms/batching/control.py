@@ -44,7 +44,7 @@ def _run_body(batcher, body: ClosedJaxpr, inputs: list[Term], in_batched: list[b
     encode_jaxpr(ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, [], unbatched), body.consts), inputs,
                  batcher.loader, env)
     sub = Batcher(batcher.loader, env, batcher.size)
-    sub.aux = batcher.aux
+    sub.values = batcher.values
     starts = {id(v): t.egg for v, t, b in zip(jaxpr.invars, inputs, in_batched, strict=True) if b}
     return sub, sub.run(jaxpr, starts)
 

@@ -20,7 +20,8 @@ from functools import cache
 
 from ir.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import EqjaxError
-from rewrites.encode import Loader, Term, egg_call, egg_ints, egg_str, literal_term
+from rewrites.build_terms import B
+from rewrites.encode import Loader, Term, literal_term
 from rewrites.engine import Report, optimize
 from rewrites.options import DEFAULT_OPTIONS, Options
 from rewrites.rule import Rule
@@ -125,6 +126,6 @@ def _output(batcher: Batcher, x, axis: int | None, batched: dict, size: int) -> 
             return batcher.loader.output(term, aval)
         shape = _batched_input(aval, axis, size).shape
         dims = tuple(k for k in range(aval.ndim + 1) if k != axis)
-        term = batcher.bind(egg_call("p_broadcast_in_dim", term, egg_ints(shape), egg_ints(dims), egg_str("")),
+        term = batcher.bind(B.broadcast_in_dim(term, shape=shape, broadcast_dimensions=dims),
                             ShapedArray(shape, aval.dtype))
     return batcher.loader.output(term, None)

@@ -3,9 +3,9 @@ a `vmap_of` node into primal-language terms with the batch axis first.
 
     V = VmapBook("reduce")
     V.elementwise("sin", "cos", math="f(x)[b] = f(x[b])")
-    V.batch("reduce_sum", "b", lambda x, op: op(x), aux=Aux("op:reduce_sum", lambda e: (
-            {**e.params, "axes": shifted(e.params["axes"])},)), math="sum over axes + 1")
-    V.batch("dot_general", ("bu", "ub", "bb"), f, aux=..., math=...)
+    V.batch("reduce_sum", "b", lambda x, *, op: op(x), values=Values(lambda e: {
+            "op": {**e.params, "axes": shifted(e.params["axes"])}}, op=node("reduce_sum")), math="sum over axes + 1")
+    V.batch("dot_general", ("bu", "ub", "bb"), f, values=..., math=...)
 
 How an equation's operands reach its rule (the primitive's policy, chosen by its entry):
     elementwise   the op is applied as it was (tag "prim:*") to operands prepared one by one: by
@@ -20,11 +20,12 @@ How an equation's operands reach its rule (the primitive's policy, chosen by its
     flags         one rule per operand pattern, `b` batched and `u` unbatched ("dot_general:bu"); a
                   pattern without a rule raises UnsupportedPrimitive naming it
 
-A lambda gets the operands (batched ones with the batch axis at 0), then the `Aux` values; it returns
-the batched result, with the batch axis at 0 (a list of them for `results` > 1). An `Aux` function
+A lambda gets the operands (batched ones with the batch axis at 0), then its values by keyword
+(`transforms.rulebook.Values`, typed; `node(prim)` gives an `Op` building a `<prim>` node); it returns
+the batched result, with the batch axis at 0 (a list of them for `results` > 1). A values function
 gets a `Site`: the equation's params, its unbatched operand and result avals, which operands are
 batched and the batch size. `V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules,
-each guarded by the case its Aux names (so no rule leaves an identity op behind); `V.variant(prim,
+each guarded by the case its values name (so no rule leaves an identity op behind); `V.variant(prim,
 flags, f, ...)` adds another rewrite of an entry's nodes (a leaner form where a query can tell it
 applies); extraction picks among the forms.
 """
@@ -42,14 +43,29 @@ from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
 from rewrites.terms import SPECS, Arr, args_list
 from transforms.batching.terms import vmap_of
-from transforms.rulebook import Aux, aux_values, collecting, dtype, has_typed_form, require, shape
+from transforms.rulebook import (
+    INT,
+    INTS,
+    STR,
+    Values,
+    ValueType,
+    collecting,
+    dtype,
+    has_typed_form,
+    node,
+    params,
+    require,
+    shape,
+    value_pattern,
+)
 
-__all__ = ["Aux", "Site", "VmapBook", "dtype", "moveaxis_perm", "require", "shape", "shifted"]
+__all__ = ["INT", "INTS", "STR", "Site", "Values", "VmapBook", "dtype", "moveaxis_perm", "node", "params", "require",
+           "shape", "shifted"]
 
 
 @dataclass(frozen=True)
 class Site:
-    """One batched equation, as a batching rule's `Aux` function sees it."""
+    """One batched equation, as a batching rule's values function sees it."""
 
     params: dict
     in_avals: list[ShapedArray]  # the operands' avals in the unbatched program
@@ -89,7 +105,7 @@ class VmapRule:
     primitive: str
     flags: str  # "*" (elementwise), or one letter per operand
     results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
-    aux: Aux | None
+    values: Values | None
     rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
 
     @property
@@ -148,8 +164,7 @@ class VmapBook:
         arity, which a multi-result primitive lacks: it names its count) and per result (`results` > 1:
         result j of the op). `prepare(site, i)` names operand i's preparation (a `PREPARE` entry) or
         None, for ops that do not broadcast size-1 axes."""
-        def same(*xs):
-            *operands, op = xs
+        def same(*operands, op):
             return op(*operands) if results == 1 else [op.result(j, *operands) for j in range(results)]
 
         for prim in prims:
@@ -157,68 +172,69 @@ class VmapBook:
             self._policy(prim, "elementwise")
             if prepare is not None:
                 OPERAND_PREPARATION[prim] = prepare
-            same_op = Aux(f"op:{prim}", lambda e: (e.params,))
+            same_op = Values(lambda e: {"op": e.params}, op=node(prim))
             rules = []
             for n in counts:
                 rules += self._rules(prim, "*", n, results, same_op, same, math, f"-{n}" if len(counts) > 1 else "")
             self._enter(VmapRule(prim, "*", results, same_op, tuple(rules)))
 
-    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, aux: Aux | None = None,
+    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, values: Values | None = None,
               results: int = 1, materialize: bool = False, arities: Sequence[int] = ()) -> None:
-        """`f(*operands, *aux_values)` for each operand pattern in `flags`; with `materialize`, the
+        """`f(*operands, **values)` for each operand pattern in `flags`; with `materialize`, the
         unbatched operands are broadcast first and `flags` is ignored: one rule per count in `arities`
         (or the lambda's operand count) with every operand batched."""
         self._policy(prim, "materialize" if materialize else "flags")
-        n_aux = len(aux.slots) if aux else 0
         if materialize:
-            counts = arities or (len(inspect.signature(f).parameters) - n_aux,)
+            positional = [p for p in inspect.signature(f).parameters.values()
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            counts = arities or (len(positional),)
             patterns = ["b" * n for n in counts]
         else:
             patterns = [flags] if isinstance(flags, str) else list(flags)
         for pattern in patterns:
-            rules = self._rules(prim, pattern, len(pattern), results, aux, f, math, "")
-            self._enter(VmapRule(prim, pattern, results, aux, tuple(rules)))
+            rules = self._rules(prim, pattern, len(pattern), results, values, f, math, "")
+            self._enter(VmapRule(prim, pattern, results, values, tuple(rules)))
 
-    def cases(self, prim: str, flags: str, cases: dict[str, Callable], *, kinds: str, fn: Callable, math: str,
-              arity: int | None = None) -> None:
-        """Several rules for one operand pattern, one per case: `fn(site)` returns the case's name, then
-        the values of `kinds`; the rule of case `name` fires only where the site's case is `name` and
-        builds `cases[name](*operands, *values)` (so that no rule leaves an identity op behind)."""
+    def cases(self, prim: str, flags: str, cases: dict[str, Callable], *, fn: Callable, math: str,
+              arity: int | None = None, **types: ValueType) -> None:
+        """Several rules for one operand pattern, one per case: `fn(site)` returns the values of `types` by
+        name and the case's name under "case"; the rule of case `name` fires only where the site's case is
+        `name` and builds `cases[name](*operands, **values)` (so that no rule leaves an identity op behind)."""
         names = list(cases)
 
-        def values(e: Site):
-            case, *rest = fn(e)
-            if case not in cases:
-                raise UnsupportedPrimitive(prim, f"batching case {case!r} of operands {flags}",
+        def computed(e: Site):
+            found = fn(e)
+            if found["case"] not in cases:
+                raise UnsupportedPrimitive(prim, f"batching case {found['case']!r} of operands {flags}",
                                            "transforms/batching/rules")
-            return (names.index(case), *rest)
+            return {**found, "case": names.index(found["case"])}
 
-        aux = Aux("int " + kinds, values)
+        values = Values(computed, case=INT, **types)
         n = arity or len(flags)
         rules = []
         for k, (name, f) in enumerate(cases.items()):
-            def build(*xs, f=f, k=k):
-                require(eq(xs[n]).to(i64(k)))
-                return f(*xs[:n], *xs[n + 1:])
+            def build(*xs, case, f=f, k=k, **vals):
+                require(eq(case).to(i64(k)))
+                return f(*xs, **vals)
 
-            rules += self._rules(prim, flags, n, 1, aux, build, f"{math} ({name})", f"-{name}")
+            rules += self._rules(prim, flags, n, 1, values, build, f"{math} ({name})", f"-{name}")
         self._policy(prim, "flags")
-        self._enter(VmapRule(prim, flags, 1, aux, tuple(rules)))
+        self._enter(VmapRule(prim, flags, 1, values, tuple(rules)))
 
     def variant(self, prim: str, flags: str, f: Callable, *, name: str, math: str) -> None:
-        """Another rewrite of the nodes an existing entry rewrites (same tag, same aux values): a leaner
+        """Another rewrite of the nodes an existing entry rewrites (same tag, same values): a leaner
         form where a query can tell it applies (e.g. an operand that only materializes an unbatched
         value). The e-graph holds both forms; extraction picks."""
         entry = BATCH[prim][flags]
-        more = self._rules(prim, flags, len(flags), entry.results, entry.aux, f, math, f"-{name}")
+        more = self._rules(prim, flags, len(flags), entry.results, entry.values, f, math, f"-{name}")
         grown = replace(entry, rules=entry.rules + tuple(more))
         BATCH[prim][flags] = grown
         self.entries = [grown if e is entry else e for e in self.entries]
 
-    def prepare(self, name: str, f: Callable, *, aux: Aux, math: str) -> None:
+    def prepare(self, name: str, f: Callable, *, values: Values, math: str) -> None:
         """An operand preparation (`lift:u`, ...): a one-operand rule applied before the primitive's."""
         prim, flags = name.split(":")
-        entry = VmapRule(prim, flags, 1, aux, tuple(self._rules(prim, flags, 1, 1, aux, f, math, "")))
+        entry = VmapRule(prim, flags, 1, values, tuple(self._rules(prim, flags, 1, 1, values, f, math, "")))
         PREPARE[name] = entry
         self.entries.append(entry)
 
@@ -233,24 +249,24 @@ class VmapBook:
         slots[entry.flags] = entry
         self.entries.append(entry)
 
-    def _rules(self, prim, flags, n, results, aux, f, math, suffix) -> list[Rule]:
-        forms = [False, True] if has_typed_form(aux) else [False]
+    def _rules(self, prim, flags, n, results, values, f, math, suffix) -> list[Rule]:
+        forms = [False, True] if has_typed_form(values) else [False]
         out = []
         for held in forms:
             for j in range(results):
-                out.append(self._rule(prim, flags, n, results, aux, f, math, held, j, suffix))
+                out.append(self._rule(prim, flags, n, results, values, f, math, held, j, suffix))
         return out
 
-    def _rule(self, prim, flags, n, results, aux, f, math, held, j, suffix) -> Rule:
+    def _rule(self, prim, flags, n, results, values, f, math, held, j, suffix) -> Rule:
         """One rule, built when a program first needs it (`Rule.lazy`)."""
         node_tag = tag(prim, flags, held, j if results > 1 else None)
 
         def egg():
-            k = var("key", String)
+            pattern, vals = value_pattern(values, held)
             xs = [var(f"x{i}", Arr) for i in range(n)]
-            node = vmap_of(String(node_tag), k, args_list(xs))
+            node = vmap_of(String(node_tag), pattern, args_list(xs))
             with collecting() as conditions:
-                rhs = f(*xs, *aux_values(k, aux, held))
+                rhs = f(*xs, **vals)
                 if isinstance(rhs, (list, tuple)):
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)

@@ -9,7 +9,7 @@ axes back to the operand's layout. Complex operands are not conjugated (JAX's co
 
 JAX's transposes branch on the params: feature or batch groups regroup the kernel (batch groups also the
 result), and a preferred_element_type that differs from an operand's dtype adds conversions. Each branch
-is its own rule, guarded by a case number the aux computes (`_cases`), so no branch leaves identity ops.
+is its own rule, guarded by a case number its values compute (`_cases`), so no branch leaves identity ops.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from ir.params import Record, as_ints
 from ir.primitives import abstract_eval
 from rewrites.analyses.shapes import dimension_numbers
 from rewrites.terms import T, apply, args_list
-from transforms.ad.rule import ADBook, Aux, dtype, require, zeros_like
+from transforms.ad.rule import INT, INTS, STR, ADBook, Values, dtype, params, require, zeros_like
+from transforms.rulebook import ValueType
 
 A = ADBook("dot_conv")
 
@@ -34,26 +35,26 @@ A = ADBook("dot_conv")
 # --- guarded cases ------------------------------------------------------------------------------------
 
 
-def _cases(prim: str, i: int, arity: int, cases: dict[str, Callable], kinds: str, fn: Callable, *,
-           math: str) -> None:
-    """VJP rules of operand i, one per case. `fn(params, in_avals, out_avals)` returns the case's name
-    then values of `kinds`; each case's rule fires only for its own case number (the first aux value)
-    and builds `f(ct, *operands, ans, *values)`. All cases share one Aux, so one key serves them; the
-    first case is the slot's table entry, the others are added through `ADBook._add` with a suffix (the
-    book has no public way to give one slot several guarded rules)."""
+def _cases(prim: str, i: int, arity: int, cases: dict[str, Callable], fn: Callable, *, math: str,
+           **types: ValueType) -> None:
+    """VJP rules of operand i, one per case. `fn(params, in_avals, out_avals)` returns the values of
+    `types` by name and the case's name under "case"; each case's rule fires only for its own case number
+    and builds `f(ct, *operands, ans, **values)`. All cases read the same values from one node; they are
+    added through `ADBook.add`, each with a suffix (the book has no public way to give one slot several
+    guarded rules)."""
     names = list(cases)
 
-    def values(params, ins, outs):
-        case, *rest = fn(params, ins, outs)
-        return (names.index(case), *rest)
+    def computed(params, ins, outs):
+        found = fn(params, ins, outs)
+        return {**found, "case": names.index(found["case"])}
 
-    aux = Aux("int " + kinds, values)
+    values = Values(computed, case=INT, **types)
     for k, (name, f) in enumerate(cases.items()):
         def build(seeds, xs, outs, vals, f=f, k=k):
-            require(eq(vals[0]).to(i64(k)))
-            return f(seeds[0], *xs, outs[0], *vals[1:])
+            require(eq(vals["case"]).to(i64(k)))
+            return f(seeds[0], *xs, outs[0], **{n: v for n, v in vals.items() if n != "case"})
 
-        A.add("vjp", prim, str(i), False, aux, f"{math} ({name})", arity, 1, 1, build, suffix=f"-{name}")
+        A.add("vjp", prim, str(i), "one", values, f"{math} ({name})", arity, 1, 1, build, suffix=f"-{name}")
 
 
 def _remaining(axes, *removed) -> list[int]:
@@ -103,7 +104,7 @@ def _dot_transpose_lhs(dn, x_ndim: int, y_ndim: int, swap_ans: bool = False):
     return ((ans_y, y_kept), (ans_batch, list(y_batch))), _argsort(unsorted_axes)
 
 
-def _dot_aux(operand: int) -> Callable:
+def _dot_values(operand: int) -> Callable:
     def fn(params, ins, outs):
         x, y = ins
         (xc, yc), (xb, yb) = _dot_numbers(params["dimension_numbers"])
@@ -113,7 +114,7 @@ def _dot_aux(operand: int) -> Callable:
             dims, perm = _dot_transpose_lhs(((yc, xc), (yb, xb)), y.ndim, x.ndim, swap_ans=True)
         [res] = abstract_eval("dot_general", [outs[0], ins[1 - operand]], {**params, "dimension_numbers": dims})
         (lc, rc), (lb, rb) = dims
-        return _dtype_case(res, ins[operand]), dimension_numbers(lc, rc, lb, rb), perm
+        return {"case": _dtype_case(res, ins[operand]), "dims": dimension_numbers(lc, rc, lb, rb), "perm": perm}
 
     return fn
 
@@ -127,7 +128,7 @@ def _dot_extra(ans, x, y):
 
 
 def _dot_vjp(operand: int, convert: bool) -> Callable:
-    def f(ct, x, y, ans, dims, perm):
+    def f(ct, x, y, ans, *, dims, perm):
         other = y if operand == 0 else x
         out = T.transpose(T.dot_general(ct, other, dims, extra=_dot_extra(ans, x, y)), perm)
         return T.convert_element_type(out, dtype((x, y)[operand])) if convert else out
@@ -136,9 +137,9 @@ def _dot_vjp(operand: int, convert: bool) -> Callable:
 
 
 for _i, _side in ((0, "lhs"), (1, "rhs")):
-    _cases("dot_general", _i, 2, {"same": _dot_vjp(_i, False), "convert": _dot_vjp(_i, True)}, "str ints",
-           _dot_aux(_i), math=f"{_side} ct = transpose(dot(ct, other operand), perm) (JAX's "
-                              f"_dot_general_transpose_{_side})")
+    _cases("dot_general", _i, 2, {"same": _dot_vjp(_i, False), "convert": _dot_vjp(_i, True)}, _dot_values(_i),
+           math=f"{_side} ct = transpose(dot(ct, other operand), perm) (JAX's _dot_general_transpose_{_side})",
+           dims=STR, perm=INTS)
 
 
 # --- conv_general_dilated ------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ def _vjp_rhs_padding(in_shape, window, strides, out_shape, pads, lhs_dil, rhs_di
     return _pairs(lo, (out_d - lhs_d) + (rhs_d - lo - 1))
 
 
-def _conv_lhs_aux(params, ins, outs):
+def _conv_lhs_values(params, ins, outs):
     """JAX's `_conv_general_dilated_transpose_lhs`: conv(ct, rev(w')) with strides and lhs dilation
     swapped, where w' moves the feature (or batch) groups from the kernel's output features to its input
     features; batch groups then move from the result's features to its batch axis."""
@@ -230,11 +231,14 @@ def _conv_lhs_aux(params, ins, outs):
         regroup = _regroup(res.shape, lhs_spec[1], batches, lhs_spec[0])
     layout = "batch-groups" if batches > 1 else "feature-groups" if features > 1 else "plain"
     case = layout + ("-convert" if _dtype_case(res, lhs) == "convert" else "")
-    return (case, *(kernel or ((),) * 3), tuple(rhs_spec[2:]), conv, *(regroup or ((),) * 3))
+    k_split, k_perm, k_merged = kernel or ((),) * 3
+    r_split, r_perm, r_merged = regroup or ((),) * 3
+    return {"case": case, "k_split": k_split, "k_perm": k_perm, "k_merged": k_merged, "spatial": tuple(rhs_spec[2:]),
+            "conv": conv, "r_split": r_split, "r_perm": r_perm, "r_merged": r_merged}
 
 
 def _conv_lhs_vjp(kernel_regroup: bool, result_regroup: bool, convert: bool) -> Callable:
-    def f(ct, x, w, ans, k_split, k_perm, k_merged, spatial, conv, r_split, r_perm, r_merged):
+    def f(ct, x, w, ans, *, k_split, k_perm, k_merged, spatial, conv, r_split, r_perm, r_merged):
         if kernel_regroup:
             w = T.reshape(T.transpose(T.reshape(w, k_split), k_perm), k_merged)
         w = T.rev(w, spatial)
@@ -250,7 +254,7 @@ def _conv_lhs_vjp(kernel_regroup: bool, result_regroup: bool, convert: bool) -> 
     return f
 
 
-def _conv_rhs_aux(params, ins, outs):
+def _conv_rhs_values(params, ins, outs):
     """JAX's `_conv_general_dilated_transpose_rhs`: conv(x, ct) with strides and rhs dilation swapped and
     batch and feature axes exchanged; feature groups become batch groups and vice versa."""
     lhs, rhs = ins
@@ -264,13 +268,13 @@ def _conv_rhs_aux(params, ins, outs):
                                                       _spec_transpose(rhs_spec)),
             "feature_group_count": batches, "batch_group_count": features}
     if g.size == 0:  # JAX returns a symbolic zero rather than a degenerate convolution
-        return "empty", conv
+        return {"case": "empty", "conv": conv}
     [res] = abstract_eval("conv_general_dilated", [ShapedArray(lhs.shape, g.dtype), g], conv)
-    return ("plain-convert" if _dtype_case(res, rhs) == "convert" else "plain"), conv
+    return {"case": "plain-convert" if _dtype_case(res, rhs) == "convert" else "plain", "conv": conv}
 
 
 def _conv_rhs_vjp(convert: bool) -> Callable:
-    def f(ct, x, w, ans, conv):
+    def f(ct, x, w, ans, *, conv):
         if convert:
             x = T.convert_element_type(x, dtype(ct))
         out = apply("conv_general_dilated", conv, args_list([x, ct]))
@@ -283,15 +287,18 @@ _LHS_LAYOUTS = {"plain": (False, False), "feature-groups": (True, False), "batch
 _cases("conv_general_dilated", 0, 2,
        {layout + suffix: _conv_lhs_vjp(*regroups, convert=bool(suffix))
         for layout, regroups in _LHS_LAYOUTS.items() for suffix in ("", "-convert")},
-       "ints ints ints ints extra:conv_general_dilated ints ints ints", _conv_lhs_aux,
+       _conv_lhs_values,
        math="lhs ct = conv(ct, rev(kernel regrouped)) with strides <-> lhs dilation, padding recomputed "
-            "(JAX's _conv_general_dilated_transpose_lhs)")
+            "(JAX's _conv_general_dilated_transpose_lhs)",
+       k_split=INTS, k_perm=INTS, k_merged=INTS, spatial=INTS, conv=params("conv_general_dilated"), r_split=INTS,
+       r_perm=INTS, r_merged=INTS)
 _cases("conv_general_dilated", 1, 2,
        {"plain": _conv_rhs_vjp(False), "plain-convert": _conv_rhs_vjp(True),
-        "empty": lambda ct, x, w, ans, conv: zeros_like(w)},
-       "extra:conv_general_dilated", _conv_rhs_aux,
+        "empty": lambda ct, x, w, ans, *, conv: zeros_like(w)},
+       _conv_rhs_values,
        math="rhs ct = conv(x, ct) with strides <-> rhs dilation, feature <-> batch groups "
-            "(JAX's _conv_general_dilated_transpose_rhs)")
+            "(JAX's _conv_general_dilated_transpose_rhs)",
+       conv=params("conv_general_dilated"))
 
 
 # --- ragged_dot_general --------------------------------------------------------------------------------
@@ -300,7 +307,7 @@ A.jvp_linear("ragged_dot_general", [0, 1], arity=3,
              math="d ragged_dot(x, y, gs) = ragged_dot(dx, y, gs) + ragged_dot(x, dy, gs) (same params)")
 
 
-def _ragged_aux(operand: int) -> Callable:
+def _ragged_values(operand: int) -> Callable:
     """JAX's `_ragged_dot_general_transpose_rule`, which JAX implements only for a ragged lhs
     non-contracting dimension (the `ragged_dot` form); other modes are unsupported there too."""
 
@@ -334,13 +341,13 @@ def _ragged_aux(operand: int) -> Callable:
                                                    ("rhs_group_dimensions", groups)))
         ragged_params = {**params, "ragged_dot_dimension_numbers": rdn}
         [res] = abstract_eval("ragged_dot_general", operands, ragged_params)
-        return _dtype_case(res, ins[operand]), ragged_params, _argsort(unsorted)
+        return {"case": _dtype_case(res, ins[operand]), "ragged": ragged_params, "perm": _argsort(unsorted)}
 
     return fn
 
 
 def _ragged_vjp(operand: int, convert: bool) -> Callable:
-    def f(ct, x, y, group_sizes, ans, ragged, perm):
+    def f(ct, x, y, group_sizes, ans, *, ragged, perm):
         operands = [ct, y, group_sizes] if operand == 0 else [x, ct, group_sizes]
         out = T.transpose(apply("ragged_dot_general", ragged, args_list(operands)), perm)
         return T.convert_element_type(out, dtype((x, y)[operand])) if convert else out
@@ -350,6 +357,7 @@ def _ragged_vjp(operand: int, convert: bool) -> Callable:
 
 for _i, _side in ((0, "lhs"), (1, "rhs")):
     _cases("ragged_dot_general", _i, 3, {"same": _ragged_vjp(_i, False), "convert": _ragged_vjp(_i, True)},
-           "extra:ragged_dot_general ints", _ragged_aux(_i),
+           _ragged_values(_i),
            math=f"{_side} ct = transpose(ragged_dot(ct with the other operand, group_sizes), perm) "
-                f"(JAX's _ragged_dot_general_transpose_rule)")
+                f"(JAX's _ragged_dot_general_transpose_rule)",
+           ragged=params("ragged_dot_general"), perm=INTS)

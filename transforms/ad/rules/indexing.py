@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import cache
 
 from egglog import String, Vec, eq, i64, var
 
@@ -34,7 +35,7 @@ from ir import dtypes, lax
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list, call, get
-from transforms.ad.rule import ADBook, Aux, require, zeros_like
+from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params, require, zeros_like
 from transforms.ad.rules.indexing_params import (
     FILL_OR_DROP,
     PROMISE,
@@ -56,10 +57,11 @@ EMPTY = Vec[i64].empty()
 
 
 def _counted(mode: str, prim: str, slot: str, whole: bool, n_primals: int, n_outs: int, build: Callable,
-             aux: Aux | None, math: str, suffix: str) -> None:
-    """One entry of `prim` for a given operand/result count; `build(seeds, xs, outs, vals)`."""
+             values: Values | None, math: str, suffix: str) -> None:
+    """One entry of `prim` for a given operand/result count; `build(seeds, xs, outs, vals)` (`vals`: the values
+    by name)."""
     n_seeds = (n_primals if mode == "jvp" else n_outs) if whole else 1
-    A.add(mode, prim, slot, whole, aux, math, n_primals, n_outs, n_seeds, build, suffix=suffix)
+    A.add(mode, prim, slot, "all" if whole else "one", values, math, n_primals, n_outs, n_seeds, build, suffix=suffix)
 
 
 def _own(prim: str, xs: list, ans: Arr) -> String:
@@ -116,15 +118,17 @@ def _read_updates(p, ins, fill=True) -> dict:
 
 
 def _gather_transpose(p, ins, outs):
-    return (scatter_add_params(scatter_dn(p["dimension_numbers"]), ins[0].dtype, p["mode"],
-                               p["unique_indices"], p["indices_are_sorted"]),)
+    return {"scatter": scatter_add_params(scatter_dn(p["dimension_numbers"]), ins[0].dtype, p["mode"],
+                                          p["unique_indices"], p["indices_are_sorted"])}
 
 
-A.jvp("gather", 0, lambda g, x, idx, ans, params: apply("gather", params, args_list([g, idx])),
-      aux=Aux("extra:gather", lambda p, ins, outs: ({**p, "fill_value": _fill_zero(p["mode"])},)),
+A.jvp("gather", 0, lambda g, x, idx, ans, *, gather: apply("gather", gather, args_list([g, idx])),
+      values=Values(lambda p, ins, outs: {"gather": {**p, "fill_value": _fill_zero(p["mode"])}},
+                    gather=params("gather")),
       math="d gather(x, i) = gather(dx, i) (linear; out-of-bounds slices fill with 0)")
-A.vjp("gather", 0, lambda ct, x, idx, ans, params: apply("scatter-add", params, args_list([zeros_like(x), idx, ct])),
-      aux=Aux("extra:scatter-add", _gather_transpose),
+A.vjp("gather", 0, lambda ct, x, idx, ans, *, scatter: apply("scatter-add", scatter,
+                                                           args_list([zeros_like(x), idx, ct])),
+      values=Values(_gather_transpose, scatter=params("scatter-add")),
       math="gather(x, i)^T ct = scatter_add(zeros, i, ct) (mirrored dimension numbers, same mode)")
 
 
@@ -134,44 +138,48 @@ _rank_of_operand = _checked("dynamic_slice", RANKS, lambda ins, outs: ins[0].ndi
 _rank_of_result = _checked("dynamic_update_slice", RANKS, lambda ins, outs: outs[0].ndim)
 
 
-def _own_params(check: Callable) -> Callable:
+def _own_params(check: Callable) -> Values:
     def fn(p, ins, outs):
         check(ins, outs)
-        return (dict(p),)
-    return fn
+        return {"own": dict(p)}
+    return Values(fn, own=params("dynamic_slice"))
 
 
 def _update_sizes(p, ins, outs):
     _rank_of_result(ins, outs)
-    return ({"slice_sizes": tuple(ins[1].shape)},)
+    return {"slice": {"slice_sizes": tuple(ins[1].shape)}}
 
 
-def _just_check(check: Callable) -> Aux:
-    return Aux("", lambda p, ins, outs: check(ins, outs) or ())
+def _just_check(check: Callable) -> Values:
+    return Values(lambda p, ins, outs: check(ins, outs) or {})
 
 
+_SLICE_OWN = _own_params(_rank_of_operand)
+_SLICE_CHECK = _just_check(_rank_of_operand)
+_UPDATE_CHECK = _just_check(_rank_of_result)
+_UPDATE_SLICE = Values(_update_sizes, slice=params("dynamic_slice"))
 for _r in RANKS:
     _counted("jvp", "dynamic_slice", "0", False, 1 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals[0], args_list([seeds[0], *xs[1:]])),
-             Aux("extra:dynamic_slice", _own_params(_rank_of_operand)),
+             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals["own"], args_list([seeds[0], *xs[1:]])),
+             _SLICE_OWN,
              "d dynamic_slice(x, i..) = dynamic_slice(dx, i..) (linear)", f"-{_r}")
     _counted("vjp", "dynamic_slice", "0", False, 1 + _r, 1,
              lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "",
                                                  args_list([zeros_like(xs[0]), seeds[0], *xs[1:]])),
-             _just_check(_rank_of_operand),
+             _SLICE_CHECK,
              "dynamic_slice(x, i..)^T ct = dynamic_update_slice(zeros, ct, i..)", f"-{_r}")
     _counted("jvp", "dynamic_update_slice", "out0", True, 2 + _r, 1,
              lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "", args_list([*seeds[:2], *xs[2:]])),
-             _just_check(_rank_of_result),
+             _UPDATE_CHECK,
              "d dynamic_update_slice(x, u, i..) = dynamic_update_slice(dx, du, i..) (linear in x and u)", f"-{_r}")
     _counted("vjp", "dynamic_update_slice", "0", False, 2 + _r, 1,
              lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "",
                                                  args_list([seeds[0], zeros_like(xs[1]), *xs[2:]])),
-             _just_check(_rank_of_result),
+             _UPDATE_CHECK,
              "dynamic_update_slice(x, u, i..)^T ct for x = dynamic_update_slice(ct, zeros like u, i..)", f"-{_r}")
     _counted("vjp", "dynamic_update_slice", "1", False, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals[0], args_list([seeds[0], *xs[2:]])),
-             Aux("extra:dynamic_slice", _update_sizes),
+             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals["slice"], args_list([seeds[0], *xs[2:]])),
+             _UPDATE_SLICE,
              "dynamic_update_slice(x, u, i..)^T ct for u = dynamic_slice(ct, i.., u.shape)", f"-{_r}")
 
 
@@ -182,11 +190,12 @@ for _prim in ("scatter-add", "scatter-sub"):
                                                                args_list([ts[0], xs[1], ts[2]]))],
                 arity=3, math=f"d {_prim}(x, i, u) = {_prim}(dx, i, du) (linear in x and u)")
     A.vjp(_prim, 0, lambda ct, x, idx, u, ans: ct, math=f"{_prim}(x, i, u)^T ct for x = ct")
-A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, read: apply("gather", read, args_list([ct, idx])),
-      aux=Aux("extra:gather", lambda p, ins, outs: (_read_updates(p, ins),)),
+_READ_UPDATES = Values(lambda p, ins, outs: {"read": _read_updates(p, ins)}, read=params("gather"))
+A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, *, read: apply("gather", read, args_list([ct, idx])),
+      values=_READ_UPDATES,
       math="scatter_add(x, i, u)^T ct for u = gather(ct, i) (the windows read back, fill 0)")
-A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, read: T.neg(apply("gather", read, args_list([ct, idx]))),
-      aux=Aux("extra:gather", lambda p, ins, outs: (_read_updates(p, ins),)),
+A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, *, read: T.neg(apply("gather", read, args_list([ct, idx]))),
+      values=_READ_UPDATES,
       math="scatter_sub(x, i, u)^T ct for u = -gather(ct, i) (the windows read back, fill 0)")
 
 
@@ -208,11 +217,14 @@ def _scatter_values(p, ins, outs):
     iota = {"dimension": 0, "dtype": id_dtype, "shape": (count,), "sharding": None}
     kept = scatter_add_params(p["dimension_numbers"], x.dtype, p["mode"], p["unique_indices"],
                               p["indices_are_sorted"])
-    return (int(bool(p["unique_indices"])), iota, ids_shape, u.shape, x.shape, id_dtype.name,
-            _read_updates(p, ins, fill=False), kept, _read_updates(p, ins))
+    return {"unique": int(bool(p["unique_indices"])), "iota": iota, "ids_shape": ids_shape, "upd_shape": u.shape,
+            "op_shape": x.shape, "id_dtype": id_dtype.name, "read_ids": _read_updates(p, ins, fill=False),
+            "kept": kept, "read_ct": _read_updates(p, ins)}
 
 
-_SCATTER = Aux("int extra:iota ints ints ints str extra:gather extra:scatter-add extra:gather", _scatter_values)
+_SCATTER = Values(_scatter_values, unique=INT, iota=params("iota"), ids_shape=INTS, upd_shape=INTS, op_shape=INTS,
+                  id_dtype=STR, read_ids=params("gather"), kept=params("scatter-add"), read_ct=params("gather"))
+_ID_MASK_VALUES = ("iota", "ids_shape", "upd_shape", "op_shape", "id_dtype", "read_ids")
 
 
 def _unique(flag, value: int) -> None:
@@ -230,11 +242,11 @@ def _id_masks(x, idx, u, ans, iota, ids_shape, upd_shape, op_shape, id_dtype, re
 def _scatter_jvp(unique: bool):
     def build(ts, xs, outs, vals):
         [x, idx, u], [ans] = xs, outs
-        _unique(vals[0], int(unique))
+        _unique(vals["unique"], int(unique))
         if unique:
             return apply("scatter", _own("scatter", xs, ans), args_list([ts[0], idx, ts[2]]))
-        kept, won = _id_masks(x, idx, u, ans, *vals[1:7])
-        return apply("scatter-add", vals[7], args_list([_select(kept, ts[0], zeros_like(x)), idx,
+        kept, won = _id_masks(x, idx, u, ans, *(vals[k] for k in _ID_MASK_VALUES))
+        return apply("scatter-add", vals["kept"], args_list([_select(kept, ts[0], zeros_like(x)), idx,
                                                         _select(won, ts[2], zeros_like(u))]))
     return build
 
@@ -242,13 +254,13 @@ def _scatter_jvp(unique: bool):
 def _scatter_vjp(i: int, unique: bool):
     def build(seeds, xs, outs, vals):
         [ct], [x, idx, u], [ans] = seeds, xs, outs
-        _unique(vals[0], int(unique))
+        _unique(vals["unique"], int(unique))
         if unique and i == 0:  # JAX's `_scatter_transpose_rule`
             return apply("scatter", _own("scatter", xs, ans), args_list([ct, idx, zeros_like(u)]))
-        read_ct = apply("gather", vals[8], args_list([ct, idx]))
+        read_ct = apply("gather", vals["read_ct"], args_list([ct, idx]))
         if unique:
             return read_ct
-        kept, won = _id_masks(x, idx, u, ans, *vals[1:7])
+        kept, won = _id_masks(x, idx, u, ans, *(vals[k] for k in _ID_MASK_VALUES))
         return _select(kept, ct, zeros_like(x)) if i == 0 else _select(won, read_ct, zeros_like(u))
     return build
 
@@ -274,22 +286,22 @@ def _scatter_mul_updates(p, ins, outs):
     if not p["unique_indices"]:
         raise UnsupportedPrimitive("scatter-mul", "derivative for the updates without unique_indices=True "
                                    "(JAX has none)", "transforms/ad/rules/indexing.py")
-    return (scatter_add_params(p["dimension_numbers"], ins[0].dtype, p["mode"], p["unique_indices"],
-                               p["indices_are_sorted"]), _read_updates(p, ins))
+    return {"place": scatter_add_params(p["dimension_numbers"], ins[0].dtype, p["mode"], p["unique_indices"],
+                                        p["indices_are_sorted"]), "read": _read_updates(p, ins)}
 
 
-_MUL_UPDATES = Aux("extra:scatter-add extra:gather", _scatter_mul_updates)
+_MUL_UPDATES = Values(_scatter_mul_updates, place=params("scatter-add"), read=params("gather"))
 A.jvp("scatter-mul", 0, lambda g, x, idx, u, ans: apply("scatter-mul", _own("scatter-mul", [x, idx, u], ans),
                                                         args_list([g, idx, u])),
       math="d scatter_mul(x, i, u) for x = scatter_mul(dx, i, u) (linear in x)")
-A.jvp("scatter-mul", 2, lambda g, x, idx, u, ans, place, read:
-      T.mul(x, apply("scatter-add", place, args_list([zeros_like(x), idx, g]))), aux=_MUL_UPDATES,
+A.jvp("scatter-mul", 2, lambda g, x, idx, u, ans, *, place, read:
+      T.mul(x, apply("scatter-add", place, args_list([zeros_like(x), idx, g]))), values=_MUL_UPDATES,
       math="d scatter_mul(x, i, u) for u = x * scatter_add(zeros, i, du) (unique indices)")
 A.vjp("scatter-mul", 0, lambda ct, x, idx, u, ans: apply("scatter-mul", _own("scatter-mul", [x, idx, u], ans),
                                                          args_list([ct, idx, u])),
       math="scatter_mul(x, i, u)^T ct for x = scatter_mul(ct, i, u)")
-A.vjp("scatter-mul", 2, lambda ct, x, idx, u, ans, place, read:
-      apply("gather", read, args_list([T.mul(x, ct), idx])), aux=_MUL_UPDATES,
+A.vjp("scatter-mul", 2, lambda ct, x, idx, u, ans, *, place, read:
+      apply("gather", read, args_list([T.mul(x, ct), idx])), values=_MUL_UPDATES,
       math="scatter_mul(x, i, u)^T ct for u = gather(x * ct, i) (unique indices)")
 
 
@@ -301,13 +313,15 @@ def _extremal_values(p, ins, outs):
     (scatter_add's defaults), the tangent's scatter-add (the op's mode), the updates' shape and dtype;
     for the transpose: the cotangent's gather (mode kept, fill 0) and the reading gather's transpose."""
     dn, x = p["dimension_numbers"], ins[0]
-    return (_read_updates(p, ins, fill=False), scatter_add_params(dn, x.dtype),
-            scatter_add_params(dn, x.dtype, p["mode"], p["unique_indices"], p["indices_are_sorted"]),
-            ins[2].shape, x.dtype.name, _read_updates(p, ins), scatter_add_params(dn, x.dtype, PROMISE))
+    return {"read": _read_updates(p, ins, fill=False), "count": scatter_add_params(dn, x.dtype),
+            "tangent": scatter_add_params(dn, x.dtype, p["mode"], p["unique_indices"], p["indices_are_sorted"]),
+            "upd_shape": ins[2].shape, "dt": x.dtype.name, "read_ct": _read_updates(p, ins),
+            "back": scatter_add_params(dn, x.dtype, PROMISE)}
 
 
-_EXTREMAL = Aux("extra:gather extra:scatter-add extra:scatter-add ints str extra:gather extra:scatter-add",
-                _extremal_values)
+_EXTREMAL = Values(_extremal_values, read=params("gather"), count=params("scatter-add"),
+                   tangent=params("scatter-add"), upd_shape=INTS, dt=STR, read_ct=params("gather"),
+                   back=params("scatter-add"))
 
 
 def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[Arr, Arr]:
@@ -327,7 +341,7 @@ def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[
     return operand_coef, updates_coef
 
 
-def _extremal_jvp(ts, xs, outs, read, count, tangent, upd_shape, dt, read_ct, back):
+def _extremal_jvp(ts, xs, outs, *, read, count, tangent, upd_shape, dt, read_ct, back):
     [x, idx, u], [ans] = xs, outs
     operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
     target_tangents = apply("gather", read, args_list([ts[0], idx]))
@@ -336,7 +350,7 @@ def _extremal_jvp(ts, xs, outs, read, count, tangent, upd_shape, dt, read_ct, ba
 
 
 def _extremal_vjp(i: int):
-    def build(ct, x, idx, u, ans, read, count, tangent, upd_shape, dt, read_ct, back):
+    def build(ct, x, idx, u, ans, *, read, count, tangent, upd_shape, dt, read_ct, back):
         operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
         windows = apply("gather", read_ct, args_list([ct, idx]))
         if i == 2:
@@ -346,11 +360,11 @@ def _extremal_vjp(i: int):
 
 
 for _prim in ("scatter-min", "scatter-max"):
-    A.jvp_whole(_prim, _extremal_jvp, arity=3, aux=_EXTREMAL,
+    A.jvp_whole(_prim, _extremal_jvp, arity=3, values=_EXTREMAL,
                 math=f"d {_prim}(x, i, u) = scatter_add(dx, i, gather(dx) * operand_coef + du * updates_coef)")
-    A.vjp(_prim, 0, _extremal_vjp(0), aux=_EXTREMAL,
+    A.vjp(_prim, 0, _extremal_vjp(0), values=_EXTREMAL,
           math=f"{_prim}(x, i, u)^T ct for x = ct + scatter_add(zeros, i, gather(ct) * operand_coef)")
-    A.vjp(_prim, 2, _extremal_vjp(2), aux=_EXTREMAL,
+    A.vjp(_prim, 2, _extremal_vjp(2), values=_EXTREMAL,
           math=f"{_prim}(x, i, u)^T ct for u = gather(ct) * updates_coef")
 
 
@@ -371,55 +385,60 @@ def _along_axis(shape, axis: int, dt) -> tuple:
 _sort_count = _checked("sort", SORT_OPERANDS, lambda ins, outs: len(ins))
 
 
-def _sort_values(i: int | None):
+@cache
+def _sort_values(i: int | None) -> Values:
     """The iota sorted along (JAX's unsigned index dtype); the gather by the sorted iota for the JVP
     (`i` None) or, for operand i's VJP, its transpose; the indices' shape with a trailing axis; its axes."""
-    def fn(p, ins, outs):
+    def values(p, ins, outs):
         _sort_count(ins, outs)
         shape, axis = ins[0].shape, int(p["dimension"])
         index_dtype = dtypes.uint64 if max(shape, default=0) > 2 ** 32 - 1 else dtypes.uint32
         iota = {"dimension": axis, "dtype": index_dtype, "shape": tuple(shape), "sharding": None}
         read, idx_shape, back = _along_axis(shape, axis, ins[i or 0].dtype)
-        return iota, read if i is None else back, idx_shape, tuple(range(len(shape)))
-    return fn
+        return {"iota": iota, "by": read if i is None else back, "idx_shape": idx_shape,
+                "dims": tuple(range(len(shape)))}
+    return Values(values, iota=params("iota"), by=params("gather" if i is None else "scatter-add"), idx_shape=INTS,
+                  dims=INTS)
 
 
-def _sort_indices(xs, outs, iota, idx_shape, dims) -> Arr:
+def _sort_indices(xs, outs, vals) -> Arr:
     """JAX's `_sort_jvp`: sort an iota along with the operands; its result with a trailing index axis."""
     s = var("own", String)
     require(eq(outs[0]).to(get(call("sort", s, args_list(xs)), 0)))
-    perm = get(call("sort", s, args_list([*xs, T.iota(extra=iota)])), len(xs))
-    return T.broadcast_in_dim(perm, idx_shape, dims)
+    perm = get(call("sort", s, args_list([*xs, T.iota(extra=vals["iota"])])), len(xs))
+    return T.broadcast_in_dim(perm, vals["idx_shape"], vals["dims"])
 
 
 for _n in SORT_OPERANDS:
     for _j in range(_n):
         _counted("jvp", "sort", f"out{_j}", True, _n, _n,
-                 lambda ts, xs, outs, vals, j=_j: apply("gather", vals[1], args_list(
-                     [ts[j], _sort_indices(xs, outs, vals[0], *vals[2:])])),
-                 Aux("extra:iota extra:gather ints ints", _sort_values(None)),
+                 lambda ts, xs, outs, vals, j=_j: apply("gather", vals["by"], args_list(
+                     [ts[j], _sort_indices(xs, outs, vals)])),
+                 _sort_values(None),
                  "d sort(xs)_j = gather(dx_j, the permutation sorting an iota along)", f"-{_n}")
         _counted("vjp", "sort", str(_j), True, _n, _n,
-                 lambda cts, xs, outs, vals, j=_j: apply("scatter-add", vals[1], args_list(
-                     [zeros_like(xs[j]), _sort_indices(xs, outs, vals[0], *vals[2:]), cts[j]])),
-                 Aux("extra:iota extra:scatter-add ints ints", _sort_values(_j)),
+                 lambda cts, xs, outs, vals, j=_j: apply("scatter-add", vals["by"], args_list(
+                     [zeros_like(xs[j]), _sort_indices(xs, outs, vals), cts[j]])),
+                 _sort_values(_j),
                  "sort(xs)^T cts for x_j = scatter_add(zeros, the permutation, ct_j)", f"-{_n}")
 
 
-def _top_values(axis_param: str, default: int):
+def _top_values(axis_param: str, default: int) -> Values:
     def fn(p, ins, outs):
         rank = ins[0].ndim
         axis = int(p.get(axis_param, default))
-        return _along_axis(outs[1].shape, axis + rank if axis < 0 else axis, ins[0].dtype)
-    return fn
+        read, idx_shape, back = _along_axis(outs[1].shape, axis + rank if axis < 0 else axis, ins[0].dtype)
+        return {"read": read, "idx_shape": idx_shape, "back": back}
+    return Values(fn, read=params("gather"), idx_shape=INTS, back=params("scatter-add"))
 
 
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
-    _aux = Aux("extra:gather ints extra:scatter-add", _top_values(_axis, -1))
+    _values = _top_values(_axis, -1)
     _counted("jvp", _prim, "out0", True, 1, 2,
-             lambda ts, xs, outs, vals: apply("gather", vals[0], args_list([ts[0], T.reshape(outs[1], vals[1])])),
-             _aux, f"d {_prim}(x)_values = gather(dx, the result indices) along the axis", "")
+             lambda ts, xs, outs, vals: apply("gather", vals["read"], args_list(
+                 [ts[0], T.reshape(outs[1], vals["idx_shape"])])),
+             _values, f"d {_prim}(x)_values = gather(dx, the result indices) along the axis", "")
     _counted("vjp", _prim, "0", True, 1, 2,
-             lambda cts, xs, outs, vals: apply("scatter-add", vals[2], args_list(
-                 [zeros_like(xs[0]), T.reshape(outs[1], vals[1]), cts[0]])),
-             _aux, f"{_prim}(x)^T (ct_values, _) = scatter_add(zeros, the result indices, ct_values)", "")
+             lambda cts, xs, outs, vals: apply("scatter-add", vals["back"], args_list(
+                 [zeros_like(xs[0]), T.reshape(outs[1], vals["idx_shape"]), cts[0]])),
+             _values, f"{_prim}(x)^T (ct_values, _) = scatter_add(zeros, the result indices, ct_values)", "")

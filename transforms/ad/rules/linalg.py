@@ -9,10 +9,10 @@ scatter-add. JAX's forms are kept (the decompositions its rules recompute, the a
 by shape, its `1 / (x + eye) - eye` guards) so that results agree with it to rounding.
 
 Matrices may carry leading batch dimensions: a matmul is a dot_general batched over them, a transpose
-swaps the two trailing axes, masks compare batched iotas (`Kit`); each equation's aux values give the
+swaps the two trailing axes, masks compare batched iotas (`Kit`); each equation's values give the
 dimension numbers, permutations and node params for its shapes. Complex operands need conjugations that
 real ones must not get, so such slots have a real and a complex rule; those and the shape cases (tall or
-wide, left or right solves) are rules of one slot, each guarded by the case number its aux computes
+wide, left or right solves) are rules of one slot, each guarded by the case number its values compute
 (`entry`). lu's pivots and permutation are integers: no tangent. householder_product, schur, hessenberg,
 tridiagonal and cholesky_update have no entry: JAX does not differentiate them either.
 """
@@ -27,38 +27,40 @@ from egglog import Vec, eq, f64, i64
 from ir import dtypes, lax
 from rewrites.analyses.shapes import dimension_numbers
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.ad.rule import ADBook, Aux, dtype, require
+from transforms.ad.rule import INT, INTS, STR, ADBook, Values, dtype, params, require
 from transforms.ad.rules.indexing_params import PROMISE, gather_params, scatter_add_params, scatter_dn
+from transforms.rulebook import ValueType
 
 A = ADBook("linalg")
 EMPTY = Vec[i64].empty()
 
 
-# --- entries: one aux per slot, one guarded rule per case ----------------------------------------------
+# --- entries: one set of values per slot, one guarded rule per case ----------------------------------------------
 
 
-def entry(book: ADBook, mode: str, prim: str, slot: str, kinds: dict[str, str], values: Callable,
+def entry(book: ADBook, mode: str, prim: str, slot: str, kinds: dict[str, ValueType], values: Callable,
           builds: dict[str, Callable], *, arity: int, results: int | dict[str, int] = 1, whole: bool = False,
           math: str) -> None:
     """The rules of one slot. `values(params, in_avals, out_avals)` returns a dict: the case's name under
-    "case", then a value per name of `kinds` (an aux kind each); `builds[case](seeds, operands, results, v)`
-    builds that case's term, `v` holding the values by name. `results`: the result count (per case)."""
+    "case", then a value per name of `kinds` (its type); `builds[case](seeds, operands, results, v)` builds
+    that case's term, `v` holding the values by name. `results`: the result count (per case)."""
     names, cases = list(kinds), list(builds)
 
-    def aux_values(params, ins, outs):
+    def computed(params, ins, outs):
         got = values(params, ins, outs)
-        return (cases.index(got["case"]), *(got[name] for name in names))
+        return {"case": cases.index(got["case"]), **{name: got[name] for name in names}}
 
-    aux = Aux(" ".join(["int", *kinds.values()]), aux_values)
+    read = Values(computed, case=INT, **kinds)
     for number, (case, f) in enumerate(builds.items()):
         n_outs = results[case] if isinstance(results, dict) else results
         n_seeds = (arity if mode == "jvp" else n_outs) if whole else 1
 
         def build(seeds, xs, outs, vals, f=f, number=number):
-            require(eq(vals[0]).to(i64(number)))
-            return f(seeds, xs, outs, SimpleNamespace(**dict(zip(names, vals[1:], strict=True))))
+            require(eq(vals["case"]).to(i64(number)))
+            return f(seeds, xs, outs, SimpleNamespace(**{name: vals[name] for name in names}))
 
-        book.add(mode, prim, slot, whole, aux, f"{math} ({case})", arity, n_outs, n_seeds, build, suffix=f"-{case}")
+        book.add(mode, prim, slot, "all" if whole else "one", read, f"{math} ({case})", arity, n_outs, n_seeds, build,
+                 suffix=f"-{case}")
 
 
 def per_result(f: Callable, j: int) -> Callable:
@@ -80,7 +82,7 @@ def int32(k) -> Arr:
 
 
 class Kit:
-    """The terms a rule builds from its aux values `v`: batched matmuls and transposes (`mm`, `swap`),
+    """The terms a rule builds from its values `v`: batched matmuls and transposes (`mm`, `swap`),
     conjugation (`conj`, only for complex operands), masks over grids of iotas (`<grid>_r`, `<grid>_c`,
     `<grid>_shape`), triangular solves, the diagonal's gather and scatter-add (`diag_*`) and the row
     gather by a permutation (`rows_*`)."""
@@ -147,18 +149,18 @@ class Kit:
                      args_list([self.zeros(grid, dt), T.reshape(perm, self.v.perm_shape), ct]))
 
 
-# --- the aux values the kit reads ------------------------------------------------------------------------
+# --- the values the kit reads ------------------------------------------------------------------------
 
-MATRICES = {"mm": "str", "swap": "ints", "conj": "extra:conj"}
-DIAGONAL = {"diag_iota": "extra:iota", "diag_idx_shape": "ints", "diag_idx_dims": "ints",
-            "diag_read": "extra:gather", "diag_write": "extra:scatter-add"}
-ROWS = {"perm_shape": "ints", "rows_read": "extra:gather", "rows_write": "extra:scatter-add"}
-SOLVE = "extra:triangular_solve"
+MATRICES = {"mm": STR, "swap": INTS, "conj": params("conj")}
+DIAGONAL = {"diag_iota": params("iota"), "diag_idx_shape": INTS, "diag_idx_dims": INTS,
+            "diag_read": params("gather"), "diag_write": params("scatter-add")}
+ROWS = {"perm_shape": INTS, "rows_read": params("gather"), "rows_write": params("scatter-add")}
+SOLVE = params("triangular_solve")
 
 
-def grid_kinds(*grids: str) -> dict[str, str]:
-    return {f"{g}_{part}": kind for g in grids for part, kind in (("r", "extra:iota"), ("c", "extra:iota"),
-                                                                   ("shape", "ints"))}
+def grid_kinds(*grids: str) -> dict[str, ValueType]:
+    return {f"{g}_{part}": kind for g in grids for part, kind in (("r", params("iota")), ("c", params("iota")),
+                                                                   ("shape", INTS))}
 
 
 def iota(shape: tuple[int, ...], dimension: int) -> dict:
@@ -263,8 +265,8 @@ entry(A, "vjp", "cholesky", "0", CHOLESKY, _cholesky_values, {"any": _cholesky_v
 # order JAX picks by the shape of b. Linear in b: the solve of db; its transpose flips transpose_a. op's
 # transpose is an identity permutation when transpose_a is false; its conjugation a rule of its own.
 
-TRIANGULAR = {**MATRICES, "keep_first": "extra:iota", "keep_second": "extra:iota", "keep_offset": "int",
-              "a_shape": "ints", "maybe_t": "ints", "own": SOLVE, "own_t": SOLVE}
+TRIANGULAR = {**MATRICES, "keep_first": params("iota"), "keep_second": params("iota"), "keep_offset": INT,
+              "a_shape": INTS, "maybe_t": INTS, "own": SOLVE, "own_t": SOLVE}
 _SIDES = ("left-tall", "left", "right-wide", "right")
 
 
@@ -316,8 +318,8 @@ for _mode, _make, _math in (
     entry(A, _mode, "triangular_solve", "0", TRIANGULAR, _triangular_values,
           {f"{s}-{c}": _make(s, c == "conj") for s in _SIDES for c in ("plain", "conj")}, arity=2, math=_math)
 A.jvp_linear("triangular_solve", [1], arity=2, math="d_b X = op(A)^-1 db (linear in b)")
-A.vjp("triangular_solve", 1, lambda ct, a, b, ans, params: apply("triangular_solve", params, args_list([a, ct])),
-      aux=Aux(SOLVE, lambda p, ins, outs: ({**p, "transpose_a": not p["transpose_a"]},)),
+A.vjp("triangular_solve", 1, lambda ct, a, b, ans, *, flipped: apply("triangular_solve", flipped, args_list([a, ct])),
+      values=Values(lambda p, ins, outs: {"flipped": {**p, "transpose_a": not p["transpose_a"]}}, flipped=SOLVE),
       math="B_bar = op(A)^-T ct: the solve with transpose_a flipped (JAX's _triangular_solve_transpose_rule)")
 
 
@@ -326,10 +328,10 @@ A.vjp("triangular_solve", 1, lambda ct, a, b, ans, params: apply("triangular_sol
 # bands added into rows 1: and :-1, here as pads). The solve's transpose solves with the off-diagonals
 # shifted into each other's places; P's transpose in a diagonal sums ct * X over the right-hand sides.
 
-TRIDIAGONAL = {"own": "extra:tridiagonal_solve", "x_shape": "ints", "band_shape": "ints", "vec_dims": "ints",
-               "origin": "ints", "band_limit": "ints", "band_start": "ints", "vec_origin": "ints",
-               "vec_head": "ints", "vec_start": "ints", "vec_limit": "ints", "rows_front": "extra:pad",
-               "rows_back": "extra:pad", "vec_front": "extra:pad", "vec_back": "extra:pad", "sum_axes": "ints"}
+TRIDIAGONAL = {"own": params("tridiagonal_solve"), "x_shape": INTS, "band_shape": INTS, "vec_dims": INTS,
+               "origin": INTS, "band_limit": INTS, "band_start": INTS, "vec_origin": INTS,
+               "vec_head": INTS, "vec_start": INTS, "vec_limit": INTS, "rows_front": params("pad"),
+               "rows_back": params("pad"), "vec_front": params("pad"), "vec_back": params("pad"), "sum_axes": INTS}
 
 
 def _tridiagonal_values(p, ins, outs):
@@ -394,8 +396,8 @@ for _i, _name in enumerate(("dl", "d", "du", "b")):
 # With X = L^-1 P dA U^-1: d lu = L tril(X, -1) + triu(X) U, L (m x m, unit diagonal) and U (n x n) padded
 # from the packed factors as JAX pads them.
 
-LU = {**MATRICES, **grid_kinds("l_part", "u_part", "l_full", "u_full", "prod"), **ROWS, "origin": "ints",
-      "l_limit": "ints", "u_limit": "ints", "l_pad": "extra:pad", "u_pad": "extra:pad", "k": "int",
+LU = {**MATRICES, **grid_kinds("l_part", "u_part", "l_full", "u_full", "prod"), **ROWS, "origin": INTS,
+      "l_limit": INTS, "u_limit": INTS, "l_pad": params("pad"), "u_pad": params("pad"), "k": INT,
       "solve_l": SOLVE, "solve_u": SOLVE, "solve_l_t": SOLVE, "solve_u_t": SOLVE}
 
 

@@ -2,7 +2,7 @@
 `transforms.ad.rules.linalg` (see its docstring: batched matmuls, masks, guarded real/complex and shape
 cases, each VJP the transpose of JAX's JVP written out).
 
-JAX refuses some of these derivatives; the aux raises UnsupportedPrimitive for them when the derivative is
+JAX refuses some of these derivatives; their values raise UnsupportedPrimitive for them when the derivative is
 built: svd with full_matrices and compute_uv, qr with m < n (or full_matrices with m != n) and qr with
 pivoting on batched operands (JAX's rule indexes with the batched pivots and fails), eigh with a partial
 subset_by_index, eig's eigenvectors without enable_eigvec_derivs.
@@ -15,7 +15,7 @@ from egglog import Vec, i64
 from ir import dtypes
 from ir.errors import UnsupportedPrimitive
 from rewrites.terms import Arr, T, apply, args_list, call, get
-from transforms.ad.rule import ADBook, dtype
+from transforms.ad.rule import INTS, STR, ADBook, dtype, params
 from transforms.ad.rules.linalg import (
     DIAGONAL,
     MATRICES,
@@ -53,8 +53,8 @@ def _diag_transpose(k: Kit, ct, grid_name: str, rdt):
 # dr = (Qt - do) r. JAX's rule exists for m >= n (full_matrices only for m = n), where the reduced and the
 # full decompositions agree; with pivoting, dx's columns are first permuted as the result p says.
 
-QR = {**MATRICES, **grid_kinds("sq"), "solve": SOLVE, "solve_t": SOLVE, "real_dtype": "str", "x_shape": "ints",
-      "cols_idx": "ints", "cols_read": "extra:gather", "cols_write": "extra:scatter-add"}
+QR = {**MATRICES, **grid_kinds("sq"), "solve": SOLVE, "solve_t": SOLVE, "real_dtype": STR, "x_shape": INTS,
+      "cols_idx": INTS, "cols_read": params("gather"), "cols_write": params("scatter-add")}
 _QR_RESULTS = {"real": 2, "complex": 2, "pivoting-real": 3, "pivoting-complex": 3}
 
 
@@ -121,8 +121,8 @@ entry(A, "vjp", "qr", "0", QR, _qr_values, _qr_cases(_qr_vjp), arity=1, results=
 # (dS s)^H) + (dS - dS^H) / 2s), dV = V F (s dS + (s dS)^H), plus for tall A the part of dA V outside U's span
 # over s (for wide A, of dA^H U outside V's span). Without compute_uv JAX recomputes the reduced U and V.
 
-SVD = {**MATRICES, **grid_kinds("kk"), **DIAGONAL, "recompute": "extra:svd", "row_dims": "ints",
-       "col_dims": "ints", "s_mk": "ints", "s_nk": "ints"}
+SVD = {**MATRICES, **grid_kinds("kk"), **DIAGONAL, "recompute": params("svd"), "row_dims": INTS,
+       "col_dims": INTS, "s_mk": INTS, "s_nk": INTS}
 _SHAPES = ("square", "tall", "wide")
 _SVD_RESULTS = {f"{s}-{c}": 3 for s in _SHAPES for c in PARTS} | {f"values-{c}": 1 for c in PARTS}
 
@@ -232,7 +232,7 @@ entry(A, "vjp", "svd", "0", SVD, _svd_values,
 # JAX recomputes (v, w) = eigh(symmetrize(a)); with M = v^H da v and F_ij = 1 / (w_j - w_i) (0 on the
 # diagonal): dv = v (F * M), dw = re diag(M).
 
-EIGH = {**MATRICES, **grid_kinds("sq"), **DIAGONAL, "own": "extra:eigh", "row_dims": "ints", "col_dims": "ints"}
+EIGH = {**MATRICES, **grid_kinds("sq"), **DIAGONAL, "own": params("eigh"), "row_dims": INTS, "col_dims": INTS}
 
 
 def _eigh_values(p, ins, outs):
@@ -289,10 +289,10 @@ entry(A, "vjp", "eigh", "0", EIGH, _eigh_values, {c: _eigh_vjp(c == "complex") f
 # eigenvectors the same with conj(w), vl and da^H. Solves go through lu(vr), as JAX's `_solve`. Everything
 # is complex: a real da is converted first (and its cotangent converted back: the real part).
 
-EIG = {**MATRICES, **grid_kinds("sq"), **DIAGONAL, **ROWS, "again": "extra:eig", "lu": "extra:lu",
-       "solve_l": SOLVE, "solve_u": SOLVE, "solve_l_t": SOLVE, "solve_u_t": SOLVE, "complex_dtype": "str",
-       "real_dtype": "str", "row_dims": "ints", "col_dims": "ints", "sum_rows": "ints", "sum_cols": "ints",
-       "argmax": "extra:argmax"}
+EIG = {**MATRICES, **grid_kinds("sq"), **DIAGONAL, **ROWS, "again": params("eig"), "lu": params("lu"),
+       "solve_l": SOLVE, "solve_u": SOLVE, "solve_l_t": SOLVE, "solve_u_t": SOLVE, "complex_dtype": STR,
+       "real_dtype": STR, "row_dims": INTS, "col_dims": INTS, "sum_rows": INTS, "sum_cols": INTS,
+       "argmax": params("argmax")}
 _EIG_RESULTS = {"values": 1, "right": 2, "left": 2, "both": 3}
 
 

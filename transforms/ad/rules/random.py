@@ -16,12 +16,12 @@ import numpy as np
 from egglog import Vec, eq, i64
 
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.ad.rule import ADBook, Aux, dtype, require, shape
+from transforms.ad.rule import INT, ADBook, Values, dtype, require, shape
 
 A = ADBook("random")
 A.zero_derivative("random_seed", "random_wrap", "random_unwrap", "random_clone", "random_bits", "random_split",
                   "random_fold_in", "threefry2x32", "rng_bit_generator")
-_LOG_SPACE = Aux("int", lambda params, ins, outs: (int(bool(params.get("log_space", False))),))
+_LOG_SPACE = Values(lambda params, ins, outs: {"log_space": int(bool(params.get("log_space", False)))}, log_space=INT)
 _TINY = {name: float(ml_dtypes.finfo(np.dtype(name)).tiny) for name in ("float64", "float32", "float16", "bfloat16")}
 
 
@@ -30,12 +30,12 @@ def _sample_grad(g: Arr, a: Arr, ans: Arr, log_space, want: int) -> Arr:
     return T.mul(g, T.random_gamma_grad(a, ans))
 
 
-A.linear("random_gamma", 1, lambda g, k, a, ans, log_space: _sample_grad(g, a, ans, log_space, 0), aux=_LOG_SPACE,
+A.linear("random_gamma", 1, lambda g, k, a, ans, *, log_space: _sample_grad(g, a, ans, log_space, 0), values=_LOG_SPACE,
          variant="linear-space", math="d gamma(k, a) = random_gamma_grad(a, sample) da (implicit reparameterization)")
 
 
 def _log_space_grad(name: str, tiny: float):
-    def grad(g: Arr, k: Arr, a: Arr, ans: Arr, log_space) -> Arr:
+    def grad(g: Arr, k: Arr, a: Arr, ans: Arr, *, log_space) -> Arr:
         require(eq(log_space).to(i64(1)))
         require(eq(dtype(ans)).to(name))
         sample = T.exp(ans)
@@ -47,5 +47,5 @@ def _log_space_grad(name: str, tiny: float):
 
 
 for _dtype, _tiny in _TINY.items():
-    A.linear("random_gamma", 1, _log_space_grad(_dtype, _tiny), aux=_LOG_SPACE, variant=f"log-space-{_dtype}",
+    A.linear("random_gamma", 1, _log_space_grad(_dtype, _tiny), values=_LOG_SPACE, variant=f"log-space-{_dtype}",
              math="d log gamma(k, a) = random_gamma_grad(a, s) / s da with s = exp(sample), 0 -> tiny")

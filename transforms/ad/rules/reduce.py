@@ -3,19 +3,20 @@ rules (jax/_src/lax/lax.py, control_flow/loops.py, windowed_reductions.py) where
 terms; where JAX differentiates an algorithm (a multiplication tree for `reduce_prod`, the associative
 scan behind `cumprod`/`cummax`/`cumlogsumexp`), the rule is a closed form of the same linear map.
 
-Layouts the rules build, with the params computed by their `Aux`:
+Layouts the rules build, with the params computed by their `Values`:
     flat     a reduction's operand transposed (kept axes first) and reshaped to `kept + (n,)`
     pairs    a cumulative op's operand with its axis `a` doubled: shape[:a] + (n, n) + shape[a+1:], axis a
              the output index i, axis a+1 the input index j, and `prefix` the mask j <= i (j >= i reversed)
 
 A primitive without an entry here is one JAX does not differentiate either (the VJP of a generic
-reduce_window), or a case a rule's `Aux` rejects with UnsupportedPrimitive (dilated max/min windows in
+reduce_window), or a case a rule's `Values` rejects with UnsupportedPrimitive (dilated max/min windows in
 reverse mode, reducers using primitives outside `_TANGENTS`, more than `MAX_VARIADIC` operands).
 """
 
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol
 from ir.tracing import aval_of, bind, literal, trace_flat
 from rewrites.terms import Arr, T, apply, args_list, call, get
-from transforms.ad.rule import ADBook, Aux, dtype, zeros_like
+from transforms.ad.rule import INT, INTS, ADBook, Values, dtype, params, zeros_like
 
 A = ADBook("reduce")
 EMPTY: tuple[int, ...] = ()
@@ -47,18 +48,21 @@ def _full(value: float, like: Arr, shape) -> Arr:
 
 
 def _sum_transpose(p, ins, outs):
-    return ins[0].shape, _kept(p["axes"], ins[0].ndim)
+    return {"shape": ins[0].shape, "kept": _kept(p["axes"], ins[0].ndim)}
 
 
 A.jvp_linear("reduce_sum", [0], math="d sum(x) = sum(dx)")
-A.vjp("reduce_sum", 0, lambda ct, x, ans, shape, kept: T.broadcast_in_dim(ct, shape, kept),
-      aux=Aux("ints ints", _sum_transpose), math="sum^T ct = broadcast ct over the reduced axes")
+A.vjp("reduce_sum", 0, lambda ct, x, ans, *, shape, kept: T.broadcast_in_dim(ct, shape, kept),
+      values=Values(_sum_transpose, shape=INTS, kept=INTS), math="sum^T ct = broadcast ct over the reduced axes")
 
 # --- reduce_max / reduce_min: JAX's `_reduce_chooser_jvp_rule` ---------------------------------------
 
 
 def _chooser_params(p, ins, outs):
-    return ins[0].shape, _kept(p["axes"], ins[0].ndim), tuple(p["axes"])
+    return {"shape": ins[0].shape, "kept": _kept(p["axes"], ins[0].ndim), "axes": tuple(p["axes"])}
+
+
+_CHOOSER = Values(_chooser_params, shape=INTS, kept=INTS, axes=INTS)
 
 
 def _location(x: Arr, ans: Arr, seed: Arr, shape, kept) -> Arr:
@@ -66,20 +70,20 @@ def _location(x: Arr, ans: Arr, seed: Arr, shape, kept) -> Arr:
     return T.convert_element_type(T.eq(x, T.broadcast_in_dim(ans, shape, kept)), dtype(seed))
 
 
-def _chooser_jvp(g, x, ans, shape, kept, axes):
+def _chooser_jvp(g, x, ans, *, shape, kept, axes):
     loc = _location(x, ans, g, shape, kept)
     return T.div(T.reduce_sum(T.mul(g, loc), axes), T.reduce_sum(loc, axes))
 
 
-def _chooser_vjp(ct, x, ans, shape, kept, axes):
+def _chooser_vjp(ct, x, ans, *, shape, kept, axes):
     loc = _location(x, ans, ct, shape, kept)
     return T.mul(T.broadcast_in_dim(T.div(ct, T.reduce_sum(loc, axes)), shape, kept), loc)
 
 
 for _prim in ("reduce_max", "reduce_min"):
-    A.jvp(_prim, 0, _chooser_jvp, aux=Aux("ints ints ints", _chooser_params),
+    A.jvp(_prim, 0, _chooser_jvp, values=_CHOOSER,
           math="dy = sum(dx * [x = y]) / sum([x = y]): ties share the tangent equally")
-    A.vjp(_prim, 0, _chooser_vjp, aux=Aux("ints ints ints", _chooser_params),
+    A.vjp(_prim, 0, _chooser_vjp, values=_CHOOSER,
           math="ct_x = broadcast(ct / sum([x = y])) * [x = y]")
 
 # --- reduce_prod: JAX differentiates a multiplication tree; the closed form multiplies each tangent by
@@ -96,11 +100,13 @@ def _prod_params(p, ins, outs):
     def pad(lo, hi):
         return {"padding_config": ((0, 0, 0),) * nk + ((lo, hi, 0),)}
 
-    return (perm, flat, nk, pad(1, -1), pad(-1, 1), {"reverse": True}, (nk,), tuple(range(nk)),
-            tuple(shape[d] for d in perm), tuple(int(i) for i in np.argsort(perm)))
+    return {"perm": perm, "flat": flat, "axis": nk, "before": pad(1, -1), "after": pad(-1, 1),
+            "reverse": {"reverse": True}, "last": (nk,), "lead": tuple(range(nk)),
+            "moved": tuple(shape[d] for d in perm), "inverse": tuple(int(i) for i in np.argsort(perm))}
 
 
-_PROD_AUX = Aux("ints ints int extra:pad extra:pad extra:cumprod ints ints ints ints", _prod_params)
+_PROD = Values(_prod_params, perm=INTS, flat=INTS, axis=INT, before=params("pad"), after=params("pad"),
+               reverse=params("cumprod"), last=INTS, lead=INTS, moved=INTS, inverse=INTS)
 
 
 def _others(x: Arr, perm, flat, axis, before, after, reverse) -> Arr:
@@ -111,18 +117,18 @@ def _others(x: Arr, perm, flat, axis, before, after, reverse) -> Arr:
                  T.pad(T.cumprod(xs, axis, extra=reverse), one, extra=after))
 
 
-def _prod_jvp(g, x, ans, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
+def _prod_jvp(g, x, ans, *, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
     others = _others(x, perm, flat, axis, before, after, reverse)
     return T.reduce_sum(T.mul(T.reshape(T.transpose(g, perm), flat), others), last)
 
 
-def _prod_vjp(ct, x, ans, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
+def _prod_vjp(ct, x, ans, *, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
     others = _others(x, perm, flat, axis, before, after, reverse)
     return T.transpose(T.reshape(T.mul(T.broadcast_in_dim(ct, flat, lead), others), moved), inverse)
 
 
-A.jvp("reduce_prod", 0, _prod_jvp, aux=_PROD_AUX, math="d prod(x) = sum_i dx_i prod_{j != i} x_j")
-A.vjp("reduce_prod", 0, _prod_vjp, aux=_PROD_AUX, math="ct_x_i = ct prod_{j != i} x_j")
+A.jvp("reduce_prod", 0, _prod_jvp, values=_PROD, math="d prod(x) = sum_i dx_i prod_{j != i} x_j")
+A.vjp("reduce_prod", 0, _prod_vjp, values=_PROD, math="ct_x_i = ct prod_{j != i} x_j")
 
 A.zero_derivative("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor")
 
@@ -130,12 +136,13 @@ A.zero_derivative("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor")
 
 
 def _cumsum_transpose(p, ins, outs):
-    return p["axis"], {"reverse": not p["reverse"]}
+    return {"axis": p["axis"], "flipped": {"reverse": not p["reverse"]}}
 
 
 A.jvp_linear("cumsum", [0], math="d cumsum(x) = cumsum(dx)")
-A.vjp("cumsum", 0, lambda ct, x, ans, axis, flipped: T.cumsum(ct, axis, extra=flipped),
-      aux=Aux("int extra:cumsum", _cumsum_transpose), math="cumsum^T = cumsum in the other direction")
+A.vjp("cumsum", 0, lambda ct, x, ans, *, axis, flipped: T.cumsum(ct, axis, extra=flipped),
+      values=Values(_cumsum_transpose, axis=INT, flipped=params("cumsum")),
+      math="cumsum^T = cumsum in the other direction")
 
 # cumprod, cummax, cummin and cumlogsumexp: JAX differentiates their associative scan. The tangent is
 # t_i = sum_{j in prefix(i)} w_ij dx_j with closed-form weights, built in the pairs layout (quadratic in
@@ -154,10 +161,12 @@ def _pairs_params(p, ins, outs):
     def iota(dim):
         return {"dtype": dtypes.int32, "shape": pairs, "dimension": dim, "sharding": None}
 
-    return pairs, along_i, along_j, (a,), (a + 1,), iota(first), iota(second), a, {"reverse": p["reverse"]}
+    return {"pairs": pairs, "along_i": along_i, "along_j": along_j, "axis_i": (a,), "axis_j": (a + 1,),
+            "iota_1": iota(first), "iota_2": iota(second), "axis": a, "cumprod": {"reverse": p["reverse"]}}
 
 
-_PAIRS_AUX = Aux("ints ints ints ints ints extra:iota extra:iota int extra:cumprod", _pairs_params)
+_PAIRS = Values(_pairs_params, pairs=INTS, along_i=INTS, along_j=INTS, axis_i=INTS, axis_j=INTS,
+                iota_1=params("iota"), iota_2=params("iota"), axis=INT, cumprod=params("cumprod"))
 
 
 class _Pairs:
@@ -189,8 +198,8 @@ class _Pairs:
 
 
 def _pairs_rule(body):
-    """A rule taking the pairs aux values, calling `body(seed, x, ans, pairs, axis, cumprod)`."""
-    def rule(seed, x, ans, pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2, axis, cumprod):
+    """A rule taking the pairs values, calling `body(seed, x, ans, pairs, axis, cumprod)`."""
+    def rule(seed, x, ans, *, pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2, axis, cumprod):
         return body(seed, x, ans, _Pairs(pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2), axis, cumprod)
     return rule
 
@@ -236,14 +245,14 @@ def _cumchooser_vjp(ct, x, ans, pairs, axis, cumprod):
 
 
 for _prim in ("cumprod", "cumlogsumexp"):
-    A.jvp(_prim, 0, _weighted_jvp(_prim), aux=_PAIRS_AUX,
+    A.jvp(_prim, 0, _weighted_jvp(_prim), values=_PAIRS,
           math="dy_i = sum_{j in prefix(i)} w_ij dx_j: w_ij = prod_{k in prefix(i), k != j} x_k (cumprod), "
                "exp(x_j - y_i) (cumlogsumexp)")
-    A.vjp(_prim, 0, _weighted_vjp(_prim), aux=_PAIRS_AUX, math="ct_x_j = sum_{i: j in prefix(i)} w_ij ct_i")
+    A.vjp(_prim, 0, _weighted_vjp(_prim), values=_PAIRS, math="ct_x_j = sum_{i: j in prefix(i)} w_ij ct_i")
 for _prim in ("cummax", "cummin"):
-    A.jvp(_prim, 0, _cumchooser_jvp, aux=_PAIRS_AUX,
+    A.jvp(_prim, 0, _cumchooser_jvp, values=_PAIRS,
           math="dy_i = mean of dx_j over j in prefix(i) with x_j = y_i")
-    A.vjp(_prim, 0, _cumchooser_vjp, aux=_PAIRS_AUX, math="the transpose of that mean")
+    A.vjp(_prim, 0, _cumchooser_vjp, values=_PAIRS, math="the transpose of that mean")
 
 # --- window reductions ------------------------------------------------------------------------------
 
@@ -274,13 +283,13 @@ def _window_sum_transpose(p, ins, outs):
     config = tuple((b, a, s - 1) for b, a, s in zip(before, after, w["window_strides"], strict=True))
     window = {"window_dimensions": w["window_dimensions"], "window_strides": w["base_dilation"],
               "padding": ((0, 0),) * n, "base_dilation": (1,) * n, "window_dilation": w["window_dilation"]}
-    return {"padding_config": config}, window
+    return {"pad": {"padding_config": config}, "window": window}
 
 
 A.jvp_linear("reduce_window_sum", [0], arity=1, math="d window_sum(x) = window_sum(dx)")
-A.vjp("reduce_window_sum", 0, lambda ct, x, ans, pad, window: apply(
+A.vjp("reduce_window_sum", 0, lambda ct, x, ans, *, pad, window: apply(
           "reduce_window_sum", window, args_list([T.pad(ct, Arr.scalar(0.0, dtype(ct)), extra=pad)])),
-      aux=Aux("extra:pad extra:reduce_window_sum", _window_sum_transpose),
+      values=Values(_window_sum_transpose, pad=params("pad"), window=params("reduce_window_sum")),
       math="window_sum^T ct = window_sum(pad(ct)) with strides and base dilation swapped")
 
 # reduce_window_max/min: JAX's `_reduce_window_chooser_jvp_rule` gathers the tangent at each window's
@@ -289,21 +298,22 @@ A.vjp("reduce_window_sum", 0, lambda ct, x, ans, pad, window: apply(
 
 def _gather_params(select=None):
     """select_and_gather_add's params: `select` (ge for max, le for min), or the node's own."""
-    def params(p, ins, outs):
-        return ({"select_prim": Symbol(select or p["select_prim"]), **_window(p)},)
-    return params
+    def fn(p, ins, outs):
+        return {"params": {"select_prim": Symbol(select or p["select_prim"]), **_window(p)}}
+    return Values(fn, params=params("select_and_gather_add"))
 
 
 def _scatter_params(prim, select=None):
     """select_and_scatter_add's params, the transpose of select_and_gather_add (no dilations)."""
-    def params(p, ins, outs):
+    def fn(p, ins, outs):
         w = _window(p)
         if any(d != 1 for d in w["window_dilation"] + w["base_dilation"]):
             raise UnsupportedPrimitive(prim, "VJP with base or window dilation (select_and_scatter_add takes "
                                              "neither)", "transforms/ad/rules/reduce.py")
-        return ({"select_prim": Symbol(select or p["select_prim"]), "window_dimensions": w["window_dimensions"],
-                 "window_strides": w["window_strides"], "padding": w["padding"]},)
-    return params
+        return {"params": {"select_prim": Symbol(select or p["select_prim"]),
+                           "window_dimensions": w["window_dimensions"], "window_strides": w["window_strides"],
+                           "padding": w["padding"]}}
+    return Values(fn, params=params("select_and_scatter_add"))
 
 
 def _gather(t: Arr, x: Arr, params) -> Arr:
@@ -315,22 +325,21 @@ def _scatter(ct: Arr, x: Arr, params) -> Arr:
 
 
 for _prim, _select_prim in (("reduce_window_max", "ge"), ("reduce_window_min", "le")):
-    A.jvp(_prim, 0, lambda g, x, ans, params: _gather(g, x, params),
-          aux=Aux("extra:select_and_gather_add", _gather_params(_select_prim)),
+    A.jvp(_prim, 0, lambda g, x, ans, *, params: _gather(g, x, params), values=_gather_params(_select_prim),
           math="the tangent at each window's selected element (the first on ties)")
-    A.vjp(_prim, 0, lambda ct, x, ans, params: _scatter(ct, x, params),
-          aux=Aux("extra:select_and_scatter_add", _scatter_params(_prim, _select_prim)),
+    A.vjp(_prim, 0, lambda ct, x, ans, *, params: _scatter(ct, x, params),
+          values=_scatter_params(_prim, _select_prim),
           math="each window's cotangent added at its selected element")
 
 # The two helpers are linear in their first operand (the selection by the second has zero derivative):
 # JAX's `_select_and_gather_add_transpose` and `_select_and_scatter_add_transpose`.
 A.jvp_linear("select_and_gather_add", [0], arity=2, math="linear in the tangents it gathers")
-A.vjp("select_and_gather_add", 0, lambda ct, t, x, ans, params: _scatter(ct, x, params),
-      aux=Aux("extra:select_and_scatter_add", _scatter_params("select_and_gather_add")),
+A.vjp("select_and_gather_add", 0, lambda ct, t, x, ans, *, params: _scatter(ct, x, params),
+      values=_scatter_params("select_and_gather_add"),
       math="gather^T = scatter-add at the selected elements")
 A.jvp_linear("select_and_scatter_add", [0], arity=2, math="linear in the source it scatters")
-A.vjp("select_and_scatter_add", 0, lambda ct, source, x, ans, params: _gather(ct, x, params),
-      aux=Aux("extra:select_and_gather_add", _gather_params()),
+A.vjp("select_and_scatter_add", 0, lambda ct, source, x, ans, *, params: _gather(ct, x, params),
+      values=_gather_params(),
       math="scatter-add^T = gather at the selected elements")
 for _prim in ("select_and_gather_add", "select_and_scatter_add"):
     A.jvp(_prim, 1, lambda g, t, x, ans: zeros_like(ans), math="the selection is piecewise constant in x")
@@ -441,15 +450,16 @@ def _check_count(prim: str, ins) -> None:
                                    "transforms/ad/rules/reduce.py (MAX_VARIADIC)")
 
 
-def _with_reducer_jvp(prim):
-    def params(p, ins, outs):
+@cache
+def _with_reducer_jvp(prim) -> Values:
+    def fn(p, ins, outs):
         _check_count(prim, ins)
-        return ({**p, "jaxpr": reducer_jvp(p["jaxpr"], prim)},)
-    return params
+        return {"params": {**p, "jaxpr": reducer_jvp(p["jaxpr"], prim)}}
+    return Values(fn, params=params(prim))
 
 
 def _reduction_jvp(prim, n):
-    def jvp(tangents, primals, outs, params):
+    def jvp(tangents, primals, outs, *, params):
         tup = call(prim, params, args_list([*primals[:n], *tangents[:n], *primals[n:], *tangents[n:]]))
         return [get(tup, n + j) for j in range(n)]
     return jvp
@@ -458,7 +468,7 @@ def _reduction_jvp(prim, n):
 for _prim in ("reduce", "reduce_window"):
     for _n in range(1, MAX_VARIADIC + 1):
         A.jvp_whole(_prim, _reduction_jvp(_prim, _n), arity=2 * _n, results=_n, arities=(2 * _n,),
-                    aux=Aux(f"extra:{_prim}", _with_reducer_jvp(_prim)),
+                    values=_with_reducer_jvp(_prim),
                     math="tangents = the reduction of (x, dx) by the reducer's JVP, from (init, d init)")
 
 
@@ -474,36 +484,37 @@ def _onehot_params(p, ins, outs):
         return {"dtype": dtypes.int32, "shape": spread, "dimension": dim, "sharding": None}
 
     jvp = {**p, "jaxpr": reducer_jvp(p["jaxpr"], "reduce"), "dimensions": (nk + 1,)}
-    return (perm, flat, spread, tuple(range(nk)) + (nk + 1,), iota(nk), iota(nk + 1), jvp, tuple(range(nk)),
-            tuple(shape[d] for d in perm), tuple(int(k) for k in np.argsort(perm)))
+    return {"perm": perm, "flat": flat, "spread": spread, "along": tuple(range(nk)) + (nk + 1,), "iota_m": iota(nk),
+            "iota_r": iota(nk + 1), "params": jvp, "lead": tuple(range(nk)), "moved": tuple(shape[d] for d in perm),
+            "inverse": tuple(int(k) for k in np.argsort(perm))}
 
 
 def _reduce_vjp(i, n):
     """Operand i's cotangent: in the flat layout with one more axis m for the differentiated position, the
     reducer's JVP reduces (x, [m = position]) to d result_j / d x_i[m], weighted by ct_j."""
-    def vjp(cts, xs, outs, aux):
-        perm, flat, spread, along, iota_m, iota_r, params, lead, moved, inverse = aux
+    def vjp(cts, xs, outs, v):
 
         def widen(x):
-            return T.broadcast_in_dim(T.reshape(T.transpose(x, perm), flat), spread, along)
+            return T.broadcast_in_dim(T.reshape(T.transpose(x, v["perm"]), v["flat"]), v["spread"], v["along"])
 
-        onehot = T.convert_element_type(T.eq(T.iota(extra=iota_m), T.iota(extra=iota_r)), dtype(xs[i]))
-        tangents = [onehot if k == i else _full(0.0, xs[k], spread) for k in range(n)]
+        onehot = T.convert_element_type(T.eq(T.iota(extra=v["iota_m"]), T.iota(extra=v["iota_r"])), dtype(xs[i]))
+        tangents = [onehot if k == i else _full(0.0, xs[k], v["spread"]) for k in range(n)]
         zeros = [Arr.scalar(0.0, dtype(init)) for init in xs[n:]]
-        tup = call("reduce", params, args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]))
+        tup = call("reduce", v["params"], args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]))
         total = None
         for j in range(n):
-            term = T.mul(T.broadcast_in_dim(cts[j], flat, lead), get(tup, n + j))
+            term = T.mul(T.broadcast_in_dim(cts[j], v["flat"], v["lead"]), get(tup, n + j))
             term = term if j == i else T.convert_element_type(term, dtype(xs[i]))
             total = term if total is None else T.add(total, term)
-        return T.transpose(T.reshape(total, moved), inverse)
+        return T.transpose(T.reshape(total, v["moved"]), v["inverse"])
     return vjp
 
 
-_ONEHOT_AUX = Aux("ints ints ints ints extra:iota extra:iota extra:reduce ints ints ints", _onehot_params)
+_ONEHOT = Values(_onehot_params, perm=INTS, flat=INTS, spread=INTS, along=INTS, iota_m=params("iota"),
+                 iota_r=params("iota"), params=params("reduce"), lead=INTS, moved=INTS, inverse=INTS)
 for _n in range(1, MAX_VARIADIC + 1):
     for _i in range(_n):
         # ADBook.vjp_whole takes one arity per operand slot; reduce has a rule per number of operands.
-        A.add("vjp", "reduce", str(_i), True, _ONEHOT_AUX,
+        A.add("vjp", "reduce", str(_i), "all", _ONEHOT,
                "ct_x_i[m] = sum_j ct_j * (reduction of (x, one-hot at m) by the reducer's JVP)_j",
                2 * _n, _n, _n, _reduce_vjp(_i, _n), suffix=f"-{2 * _n}")

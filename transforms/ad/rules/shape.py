@@ -9,9 +9,10 @@ cotangent of a slice with zeros, slice (with strides for interior padding) the c
 slices of the cotangent of a concatenation, a concatenation of the cotangents of a split, a stack of
 the cotangents of an unstack.
 
-Variadic primitives (concatenate, stack, the results of split and unstack, device_put) get one rule per operand or
-result count in `COUNTS` (`arities=`; `_counted` for the multi-result entries, which the book gives one
-count only). More operands or results than `COUNTS` holds fail at build time with UnsupportedPrimitive.
+Variadic primitives (concatenate, stack, the results of split and unstack, device_put) get one rule per slot kind,
+whatever their operand or result count: the rules match the operands, results and seeds they do not name as one
+`Args` list, and the rule of "any operand" ("*") or "any result" ("out*") gets the slot's index and offsets as
+values.
 """
 
 from __future__ import annotations
@@ -20,31 +21,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, args_list, call, get
-from transforms.ad.rule import ADBook, Aux
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, call, get
+from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params
 
 A = ADBook("shape")
-COUNTS = range(1, 9)  # operand counts of concatenate/stack/device_put, result counts of split/unstack
 
 
-def _supported(prim: str, count: int) -> None:
-    if count not in COUNTS:
-        raise UnsupportedPrimitive(prim, f"AD rule for {count} operands/results (rules cover {COUNTS.stop - 1})",
-                                   "transforms/ad/rules/shape.py COUNTS")
-
-
-def _params_of(prim: str, counted: bool = False) -> Aux:
-    """The equation's own params, for rules that build the same primitive (held as apply/call, or pad);
-    `counted`: a variadic primitive, whose operand/result count must be in COUNTS."""
-
-    def fn(p, ins, outs):
-        if counted:
-            _supported(prim, max(len(ins), len(outs)))
-        return (dict(p),)
-
-    return Aux(f"extra:{prim}", fn)
+def _params_of(prim: str) -> Values:
+    """The equation's own params as `own`, for rules that build the same primitive (held as apply/call, or
+    pad)."""
+    return Values(lambda p, ins, outs, *slot: {"own": dict(p)}, own=params(prim))
 
 
 # --- one operand, one result: the op itself on the tangent ------------------------------------------
@@ -57,24 +44,24 @@ def _plain(value):
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def _same_op(prim: str) -> tuple[Callable, Aux]:
+def _same_op(prim: str) -> tuple[Callable, Values]:
     """`prim` on the tangent with the equation's params, rebuilt from them: an equation whose params hold
     NumPy ints is encoded as `apply`, which `jvp_linear` (matching the typed node) would miss."""
     names = [name for name, _ in SPECS[prim].fields]
     ctor = CONSTRUCTORS[prim]
 
     def fn(p, ins, outs):
-        return (*(as_ints(p[n]) for n in names), {k: _plain(v) for k, v in p.items() if k not in names})
+        return {**{n: as_ints(p[n]) for n in names}, "rest": {k: _plain(v) for k, v in p.items() if k not in names}}
 
-    aux = Aux(" ".join(["ints"] * len(names) + [f"extra:{prim}"]), fn)
-    if len(names) == 1:
-        return (lambda g, x, ans, field, rest: ctor(g, field, rest)), aux
-    return (lambda g, x, ans, field0, field1, rest: ctor(g, field0, field1, rest)), aux
+    def rule(g, x, ans, *, rest, **fields):
+        return ctor(g, *(fields[n] for n in names), rest)
+
+    return rule, Values(fn, **dict.fromkeys(names, INTS), rest=params(prim))
 
 
 for _prim in ("reshape", "transpose", "broadcast_in_dim", "squeeze", "rev", "slice"):
-    _f, _aux = _same_op(_prim)
-    A.jvp(_prim, 0, _f, aux=_aux, math=f"d {_prim}(x) = {_prim}(dx) (linear)")
+    _f, _values = _same_op(_prim)
+    A.jvp(_prim, 0, _f, values=_values, math=f"d {_prim}(x) = {_prim}(dx) (linear)")
 A.jvp_linear("tile", [0], arity=1, math="d tile(x) = tile(dx) (linear)")
 A.linear("copy", 0, lambda g, x, ans: g, math="d copy(x) = dx")
 A.linear("copy_p", 0, lambda g, x, ans: g, math="d copy(x) = dx")
@@ -84,16 +71,17 @@ A.zero_derivative("iota", "empty2")
 def _reshape_back(p, ins, outs):
     shape, dims = ins[0].shape, p.get("dimensions")
     if dims is None:
-        return shape, tuple(range(len(shape)))
+        return {"sizes": shape, "perm": tuple(range(len(shape)))}
     dims = as_ints(dims)
-    return tuple(shape[d] for d in dims), tuple(int(i) for i in np.argsort(dims))
+    return {"sizes": tuple(shape[d] for d in dims), "perm": tuple(int(i) for i in np.argsort(dims))}
 
 
-A.vjp("reshape", 0, lambda ct, x, ans, sizes, perm: T.transpose(T.reshape(ct, sizes), perm),
-      aux=Aux("ints ints", _reshape_back),
+A.vjp("reshape", 0, lambda ct, x, ans, *, sizes, perm: T.transpose(T.reshape(ct, sizes), perm),
+      values=Values(_reshape_back, sizes=INTS, perm=INTS),
       math="reshape(x, s, dims)^T ct = transpose(reshape(ct, x.shape[dims]), argsort(dims))")
-A.vjp("transpose", 0, lambda ct, x, ans, inverse: T.transpose(ct, inverse),
-      aux=Aux("ints", lambda p, ins, outs: (tuple(int(i) for i in np.argsort(as_ints(p["permutation"]))),)),
+A.vjp("transpose", 0, lambda ct, x, ans, *, inverse: T.transpose(ct, inverse),
+      values=Values(lambda p, ins, outs: {"inverse": tuple(int(i) for i in np.argsort(as_ints(p["permutation"])))},
+                    inverse=INTS),
       math="transpose(x, p)^T ct = transpose(ct, argsort(p))")
 
 
@@ -102,27 +90,28 @@ def _unbroadcast(p, ins, outs):
     maps to (added axes and stretched size-1 axes), then restore the operand's shape."""
     shape, dims = ins[0].shape, as_ints(p["broadcast_dimensions"])
     kept = {d for d, n in zip(dims, shape, strict=True) if n != 1}
-    return tuple(a for a in range(len(outs[0].shape)) if a not in kept), shape
+    return {"axes": tuple(a for a in range(len(outs[0].shape)) if a not in kept), "shape": shape}
 
 
-A.vjp("broadcast_in_dim", 0, lambda ct, x, ans, axes, shape: T.reshape(T.reduce_sum(ct, axes), shape),
-      aux=Aux("ints ints", _unbroadcast),
+A.vjp("broadcast_in_dim", 0, lambda ct, x, ans, *, axes, shape: T.reshape(T.reduce_sum(ct, axes), shape),
+      values=Values(_unbroadcast, axes=INTS, shape=INTS),
       math="broadcast_in_dim(x)^T ct = reshape(reduce_sum(ct, broadcast axes), x.shape)")
-A.vjp("squeeze", 0, lambda ct, x, ans, shape: T.reshape(ct, shape),
-      aux=Aux("ints", lambda p, ins, outs: (ins[0].shape,)),
+A.vjp("squeeze", 0, lambda ct, x, ans, *, shape: T.reshape(ct, shape),
+      values=Values(lambda p, ins, outs: {"shape": ins[0].shape}, shape=INTS),
       math="squeeze(x)^T ct = reshape(ct, x.shape) (JAX's expand_dims)")
-A.vjp("rev", 0, lambda ct, x, ans, dims: T.rev(ct, dims),
-      aux=Aux("ints", lambda p, ins, outs: (as_ints(p["dimensions"]),)),
+A.vjp("rev", 0, lambda ct, x, ans, *, dims: T.rev(ct, dims),
+      values=Values(lambda p, ins, outs: {"dims": as_ints(p["dimensions"])}, dims=INTS),
       math="rev(x, d)^T ct = rev(ct, d)")
 
 
 def _tile_back(p, ins, outs):
     reps, shape = as_ints(p["reps"]), ins[0].shape
-    return tuple(k for pair in zip(reps, shape, strict=True) for k in pair), tuple(range(0, 2 * len(shape), 2))
+    return {"split_shape": tuple(k for pair in zip(reps, shape, strict=True) for k in pair),
+            "rep_axes": tuple(range(0, 2 * len(shape), 2))}
 
 
-A.vjp("tile", 0, lambda ct, x, ans, split_shape, rep_axes: T.reduce_sum(T.reshape(ct, split_shape), rep_axes),
-      aux=Aux("ints ints", _tile_back),
+A.vjp("tile", 0, lambda ct, x, ans, *, split_shape, rep_axes: T.reduce_sum(T.reshape(ct, split_shape), rep_axes),
+      values=Values(_tile_back, split_shape=INTS, rep_axes=INTS),
       math="tile(x, r)^T ct = reduce_sum(reshape(ct, (r0, d0, r1, d1, ..)), (0, 2, ..))")
 
 
@@ -136,11 +125,11 @@ def _slice_back(p, ins, outs):
     real_limits = [s + (0 if n == 0 else 1 + (n - 1) * k)
                    for s, n, k in zip(starts, outs[0].shape, strides, strict=True)]
     config = tuple((s, d - e, k - 1) for s, d, e, k in zip(starts, shape, real_limits, strides, strict=True))
-    return ins[0].dtype.name, {"padding_config": config}
+    return {"dt": ins[0].dtype.name, "pad": {"padding_config": config}}
 
 
-A.vjp("slice", 0, lambda ct, x, ans, dt, pad: T.pad(ct, Arr.scalar(0.0, dt), extra=pad),
-      aux=Aux("str extra:pad", _slice_back),
+A.vjp("slice", 0, lambda ct, x, ans, *, dt, pad: T.pad(ct, Arr.scalar(0.0, dt), extra=pad),
+      values=Values(_slice_back, dt=STR, pad=params("pad")),
       math="slice(x)^T ct = pad(ct, 0, (start, size - limit, stride - 1))")
 
 
@@ -151,114 +140,71 @@ def _unpad(p, ins, outs):
     shape = ins[0].shape
     out = outs[0].shape
     unpadded = tuple(n - lo - hi for n, (lo, hi, _) in zip(out, config, strict=True))
-    return (ins[0].dtype.name, {"padding_config": tuple((-lo, -hi, 0) for lo, hi, _ in config)},
-            (0,) * len(shape), unpadded, {"strides": tuple(i + 1 for _, _, i in config)},
-            tuple(range(len(shape))))
+    return {"dt": ins[0].dtype.name, "unpad": {"padding_config": tuple((-lo, -hi, 0) for lo, hi, _ in config)},
+            "starts": (0,) * len(shape), "limits": unpadded, "strides": {"strides": tuple(i + 1 for _, _, i in config)},
+            "every": tuple(range(len(shape)))}
 
 
-def _pad_operand_ct(ct, dt, unpad, starts, limits, strides):
+def _pad_operand_ct(ct, *, dt, unpad, starts, limits, strides, every):
     return T.slice(T.pad(ct, Arr.scalar(0.0, dt), extra=unpad), starts, limits, extra=strides)
 
 
-_UNPAD = Aux("str extra:pad ints ints extra:slice ints", _unpad)
-A.jvp_whole("pad", lambda ts, xs, outs, params: [T.pad(ts[0], ts[1], extra=params)], arity=2,
-            aux=_params_of("pad"), math="d pad(x, v) = pad(dx, dv) (linear in both)")
-A.vjp("pad", 0, lambda ct, x, v, ans, dt, unpad, starts, limits, strides, every:
-      _pad_operand_ct(ct, dt, unpad, starts, limits, strides), aux=_UNPAD,
+_UNPAD = Values(_unpad, dt=STR, unpad=params("pad"), starts=INTS, limits=INTS, strides=params("slice"), every=INTS)
+A.jvp_whole("pad", lambda ts, xs, outs, *, own: [T.pad(ts[0], ts[1], extra=own)], arity=2,
+            values=_params_of("pad"), math="d pad(x, v) = pad(dx, dv) (linear in both)")
+A.vjp("pad", 0, lambda ct, x, v, ans, **unpad: _pad_operand_ct(ct, **unpad), values=_UNPAD,
       math="pad(x, v)^T ct = slice(pad(ct, 0, -lo, -hi), 0, .., stride interior + 1)")
-A.vjp("pad", 1, lambda ct, x, v, ans, dt, unpad, starts, limits, strides, every:
-      T.sub(T.reduce_sum(ct, every), T.reduce_sum(_pad_operand_ct(ct, dt, unpad, starts, limits, strides), every)),
-      aux=_UNPAD, math="pad(x, v)^T ct for v = sum(ct) - sum(ct's operand part)")
+A.vjp("pad", 1, lambda ct, x, v, ans, **unpad:
+      T.sub(T.reduce_sum(ct, unpad["every"]), T.reduce_sum(_pad_operand_ct(ct, **unpad), unpad["every"])),
+      values=_UNPAD, math="pad(x, v)^T ct for v = sum(ct) - sum(ct's operand part)")
 
 
-# --- variadic: concatenate, stack, split, device_put ---------------------------------------------------
-
-for _prim in ("concatenate", "stack"):
-    A.jvp_whole(_prim, lambda ts, xs, outs, params, prim=_prim: [apply(prim, params, args_list(ts))], arity=1,
-                arities=COUNTS, aux=_params_of(_prim, counted=True), math=f"d {_prim}(xs) = {_prim}(dxs) (linear)")
+# --- variadic: concatenate, stack, split, unstack, device_put ------------------------------------------
 
 
-def _piece(prim: str, i: int) -> Aux:
+def _piece(prim: str) -> Values:
     """Operand i's block of the result: slice bounds, and operand i's shape (stack drops the axis)."""
 
-    def fn(p, ins, outs):
-        _supported(prim, len(ins))
+    def fn(p, ins, outs, i):
         axis = int(p["dimension"] if prim == "concatenate" else p["axis"])
         sizes = [x.shape[axis] if prim == "concatenate" else 1 for x in ins]
         start = sum(sizes[:i])
         shape = outs[0].shape
         starts = tuple(start if a == axis else 0 for a in range(len(shape)))
         limits = tuple(start + sizes[i] if a == axis else n for a, n in enumerate(shape))
-        return starts, limits, ins[i].shape
+        return {"starts": starts, "limits": limits, "shape": ins[i].shape}
 
-    return Aux("ints ints ints", fn)
-
-
-def _concatenate_ct(ct, *operands_ans_aux):
-    starts, limits, _ = operands_ans_aux[-3:]
-    return T.slice(ct, starts, limits)
+    return Values(fn, starts=INTS, limits=INTS, shape=INTS)
 
 
-def _stack_ct(ct, *operands_ans_aux):
-    starts, limits, shape = operands_ans_aux[-3:]
-    return T.reshape(T.slice(ct, starts, limits), shape)
+for _prim in ("concatenate", "stack"):
+    A.add("jvp", _prim, "out0", "all", _params_of(_prim), f"d {_prim}(xs) = {_prim}(dxs) (linear)", None, None, None,
+          lambda ts, xs, outs, v, prim=_prim: apply(prim, v["own"], ts))
+A.add("vjp", "concatenate", "*", "one", _piece("concatenate"), "concatenate(xs)^T ct = the slice of ct where x_i sits",
+      None, None, 1, lambda cts, xs, outs, v: T.slice(cts[0], v["starts"], v["limits"]))
+A.add("vjp", "stack", "*", "one", _piece("stack"),
+      "stack(xs)^T ct = the slice of ct at index i, the stacking axis removed", None, None, 1,
+      lambda cts, xs, outs, v: T.reshape(T.slice(cts[0], v["starts"], v["limits"]), v["shape"]))
 
 
-for _i in range(COUNTS.stop - 1):
-    _arities = range(_i + 1, COUNTS.stop)
-    A.vjp("concatenate", _i, _concatenate_ct, aux=_piece("concatenate", _i), arities=_arities,
-          math="concatenate(xs)^T ct = the slice of ct where x_i sits")
-    A.vjp("stack", _i, _stack_ct, aux=_piece("stack", _i), arities=_arities,
-          math="stack(xs)^T ct = the slice of ct at index i, the stacking axis removed")
+def _result_of(prim: str) -> Values:
+    """The equation's own params and the index of the result a rule gives."""
+    return Values(lambda p, ins, outs, j: {"own": dict(p), "index": j}, own=params(prim), index=INT)
 
 
-# Multi-result entries for each result count (`jvp_whole`/`vjp_whole` take one count).
+def _along(prim: str, axis_name: str, built: str) -> Values:
+    """The params of the `built` node joining the cotangents of a `prim`'s results along its axis."""
+    return Values(lambda p, ins, outs: {"along": {axis_name: int(p["axis"])}}, along=params(built))
 
 
-def _counted(mode: str, prim: str, slot: str, n_primals: int, n_outs: int, build: Callable, aux: Aux,
-             math: str) -> None:
-    n_seeds = n_primals if mode == "jvp" else n_outs
-    A.add(mode, prim, slot, True, aux, math, n_primals, n_outs, n_seeds, build, suffix=f"-{n_outs}")
-
-
-def _count(prim: str) -> Aux:
-    def fn(p, ins, outs):
-        _supported(prim, len(outs))
-        return (len(outs),)
-
-    return Aux("int", fn)
-
-
-def _concatenate_along_split_axis(p, ins, outs):
-    _supported("split", len(outs))
-    return ({"dimension": int(p["axis"])},)
-
-
-for _k in COUNTS:
-    for _j in range(_k):
-        _counted("jvp", "split", f"out{_j}", 1, _k,
-                 lambda seeds, xs, outs, vals, j=_j: get(call("split", vals[0], args_list(seeds)), j),
-                 _params_of("split", counted=True), "d split(x)_j = split(dx)_j (linear)")
-        _counted("jvp", "device_put", f"out{_j}", _k, _k, lambda seeds, xs, outs, vals, j=_j: seeds[j],
-                 _count("device_put"), "d device_put(xs)_j = dx_j (a transfer: the identity here)")
-        _counted("vjp", "device_put", str(_j), _k, _k, lambda seeds, xs, outs, vals, j=_j: seeds[j],
-                 _count("device_put"), "device_put(xs)^T cts = cts (the identity)")
-    _counted("vjp", "split", "0", 1, _k, lambda seeds, xs, outs, vals: apply("concatenate", vals[0], args_list(seeds)),
-             Aux("extra:concatenate", _concatenate_along_split_axis),
-             "split(x)^T cts = concatenate(cts along the axis) (unused results' cts are zeros)")
-
-
-def _stack_along_unstack_axis(p, ins, outs):
-    _supported("unstack", len(outs))
-    return ({"axis": int(p["axis"])},)
-
-
-for _k in COUNTS:
-    for _j in range(_k):
-        _counted("jvp", "unstack", f"out{_j}", 1, _k,
-                 lambda seeds, xs, outs, vals, j=_j: get(call("unstack", vals[0], args_list(seeds)), j),
-                 _params_of("unstack", counted=True), "d unstack(x)_j = unstack(dx)_j (linear)")
-    _counted("vjp", "unstack", "0", 1, _k, lambda seeds, xs, outs, vals: apply("stack", vals[0], args_list(seeds)),
-             Aux("extra:stack", _stack_along_unstack_axis),
-             "unstack(x)^T cts = stack(cts along the axis) (JAX's _unstack_transpose_rule; unused results' cts "
-             "are zeros)")
+for _prim, _built, _axis, _why in (("split", "concatenate", "dimension", ""),
+                                   ("unstack", "stack", "axis", " (JAX's _unstack_transpose_rule)")):
+    A.add("jvp", _prim, "out*", "all", _result_of(_prim), f"d {_prim}(x)_j = {_prim}(dx)_j (linear)", None, None,
+          None, lambda ts, xs, outs, v, prim=_prim: get(call(prim, v["own"], ts), v["index"]))
+    A.add("vjp", _prim, "0", "all", _along(_prim, _axis, _built),
+          f"{_prim}(x)^T cts = {_built}(cts along the axis){_why} (unused results' cts are zeros)", None, None, None,
+          lambda cts, xs, outs, v, built=_built: apply(built, v["along"], cts))
+A.add("jvp", "device_put", "out*", "own", None, "d device_put(xs)_j = dx_j (a transfer: the identity here)",
+      None, None, 1, lambda ts, xs, outs, v: ts[0])
+A.add("vjp", "device_put", "*", "own", None, "device_put(xs)^T cts = cts (the identity)", None, None, 1,
+      lambda cts, xs, outs, v: cts[0])

@@ -15,7 +15,7 @@ from egglog import Vec, eq, f64, i64, ne
 
 from ir import dtypes as D
 from rewrites.terms import Arr, T, apply, args_list, dtype_of
-from transforms.ad.rule import ADBook, Aux, dtype, shape
+from transforms.ad.rule import INT, STR, ADBook, Values, dtype, params, shape
 
 A = ADBook("unary")
 EMPTY = Vec[i64].empty()
@@ -86,7 +86,7 @@ for _name, (_f, _math) in SMOOTH.items():
     A.linear(_name, 0, _f, math=_math)
 
 
-def _bessel_i1e(g, x, ans, one_over_eps):
+def _bessel_i1e(g, x, ans, *, one_over_eps):
     """JAX's `_bessel_i1e_jvp`: x is replaced by eps where |x| <= eps, and the slope there is ½."""
     eps = f64(1.0) / f64.from_i64(one_over_eps)
     not_tiny = T.gt(T.abs(x), Arr.scalar(eps, dtype(x)))
@@ -96,46 +96,49 @@ def _bessel_i1e(g, x, ans, one_over_eps):
 
 
 A.linear("bessel_i1e", 0, _bessel_i1e, math="d i1e x = (i0e x - i1e x (sign x + 1/x)) dx, ½ dx near 0",
-         aux=Aux("int", lambda p, ins, outs: (round(1 / float(D.finfo(ins[0].dtype).eps)),)))
+         values=Values(lambda p, ins, outs: {"one_over_eps": round(1 / float(D.finfo(ins[0].dtype).eps))},
+                       one_over_eps=INT))
 
 
 def _integer_pow_exponents(params, in_avals, out_avals):
     """The factor y and the exponent y - 1 of JAX's `y x^(y-1)`; for y = 0 (JAX: zeros) 0 · x^0."""
     y = int(params["y"])
-    return (y, y - 1) if y else (0, 0)
+    return {"y": y, "e": y - 1} if y else {"y": 0, "e": 0}
 
 
-A.linear("integer_pow", 0, lambda g, x, ans, y, e: T.mul(g, T.mul(Arr.scalar(f64.from_i64(y), dtype(x)),
+A.linear("integer_pow", 0, lambda g, x, ans, *, y, e: T.mul(g, T.mul(Arr.scalar(f64.from_i64(y), dtype(x)),
                                                                    T.integer_pow(x, e))),
-         aux=Aux("int int", _integer_pow_exponents), math="d x^y = y x^(y-1) dx (0 for y = 0)")
+         values=Values(_integer_pow_exponents, y=INT, e=INT), math="d x^y = y x^(y-1) dx (0 for y = 0)")
 
 # --- linear ops --------------------------------------------------------------------------------------
 
-A.linear("reduce_precision", 0, lambda g, x, ans, s: T.reduce_precision(g, extra=s),
-         aux=Aux("extra:reduce_precision", lambda p, ins, outs: (p,)),
+A.linear("reduce_precision", 0, lambda g, x, ans, *, own: T.reduce_precision(g, extra=own),
+         values=Values(lambda p, ins, outs: {"own": p}, own=params("reduce_precision")),
          math="d reduce_precision x = reduce_precision dx (JAX treats it as linear)")
 A.jvp("real", 0, lambda g, x, ans: T.real(g), math="d re z = re dz")
 A.vjp("real", 0, lambda ct, x, ans: T.complex(ct, const(0.0, ans)), math="re^T(c) = c + 0i")
 A.jvp("imag", 0, lambda g, x, ans: T.imag(g), math="d im z = im dz")
 A.vjp("imag", 0, lambda ct, x, ans: T.complex(const(0.0, ans), T.neg(ct)), math="im^T(c) = 0 - c i")
 A.jvp_linear("convert_element_type", [0], math="d convert x = convert dx (float to float)")
-A.vjp("convert_element_type", 0, lambda ct, x, ans, old, s: T.convert_element_type(ct, old, extra=s),
-      aux=Aux("str extra:convert_element_type",
-              lambda p, ins, outs: (ins[0].dtype.name, {"sharding": p.get("sharding"), "weak_type": ins[0].weak_type})),
+A.vjp("convert_element_type", 0, lambda ct, x, ans, *, old, back: T.convert_element_type(ct, old, extra=back),
+      values=Values(lambda p, ins, outs: {"old": ins[0].dtype.name,
+                                          "back": {"sharding": p.get("sharding"), "weak_type": ins[0].weak_type}},
+                    old=STR, back=params("convert_element_type")),
       math="convert^T(c) = convert c back to the operand's dtype and weak type")
-A.jvp("conj", 0, lambda g, x, ans, s: T.conj(g, extra=s), aux=Aux("extra:conj", lambda p, ins, outs: (p,)),
+_OWN_CONJ = Values(lambda p, ins, outs: {"own": p}, own=params("conj"))
+A.jvp("conj", 0, lambda g, x, ans, *, own: T.conj(g, extra=own), values=_OWN_CONJ,
       math="d conj z = conj dz")
 
 
 # --- forms that depend on the operand's dtype ----------------------------------------------------
 
 
-def by_dtype(mode: str, prim: str, same, other, *, aux: Aux, math: str) -> None:
+def by_dtype(mode: str, prim: str, same, other, *, values: Values, math: str) -> None:
     """Two rules for one (primitive, operand 0) slot: `same` where the operand has the result's dtype,
-    `other` where it does not. Both read the same aux values (the builder keys them by the slot)."""
+    `other` where it does not. Both read the same values (one node serves the slot)."""
     entry = A.jvp if mode == "jvp" else A.vjp
     for f, fact, variant in ((same, eq, ""), (other, ne, "other-dtype")):
-        entry(prim, 0, f, aux=aux, math=math, variant=variant,
+        entry(prim, 0, f, values=values, math=math, variant=variant,
               when=lambda x, ans, fact=fact: [fact(dtype_of(x)).to(dtype_of(ans))])
 
 
@@ -144,15 +147,15 @@ def _complex_abs_slope(x, ans, conj_params):
     return T.div(T.conj(x, extra=conj_params), replace_zero(T.convert_element_type(ans, dtype(x)), x))
 
 
-_CONJ_OF_X = Aux("extra:conj", lambda p, ins, outs: ({"input_dtype": ins[0].dtype},))
-by_dtype("jvp", "abs", lambda g, x, ans, s: select(T.ge(x, const(0.0, x)), g, T.neg(g)),
-         lambda g, x, ans, s: T.real(T.mul(g, _complex_abs_slope(x, ans, s))),
-         aux=_CONJ_OF_X, math="d|x| = ±dx (real, + at 0); d|z| = re(dz conj z / |z|) (complex)")
-by_dtype("vjp", "abs", lambda ct, x, ans, s: select(T.ge(x, const(0.0, x)), ct, T.neg(ct)),
-         lambda ct, x, ans, s: T.mul(T.complex(ct, const(0.0, ans)), _complex_abs_slope(x, ans, s)),
-         aux=_CONJ_OF_X, math="the transpose of abs's JVP: ±c (real); (c + 0i) conj z / |z| (complex)")
-by_dtype("vjp", "conj", lambda ct, x, ans, s: T.conj(ct, extra=s), lambda ct, x, ans, s: T.real(ct),
-         aux=Aux("extra:conj", lambda p, ins, outs: (p,)), math="conj^T(c) = conj c (complex z); re c (real x)")
+_CONJ_OF_X = Values(lambda p, ins, outs: {"conj": {"input_dtype": ins[0].dtype}}, conj=params("conj"))
+by_dtype("jvp", "abs", lambda g, x, ans, *, conj: select(T.ge(x, const(0.0, x)), g, T.neg(g)),
+         lambda g, x, ans, *, conj: T.real(T.mul(g, _complex_abs_slope(x, ans, conj))),
+         values=_CONJ_OF_X, math="d|x| = ±dx (real, + at 0); d|z| = re(dz conj z / |z|) (complex)")
+by_dtype("vjp", "abs", lambda ct, x, ans, *, conj: select(T.ge(x, const(0.0, x)), ct, T.neg(ct)),
+         lambda ct, x, ans, *, conj: T.mul(T.complex(ct, const(0.0, ans)), _complex_abs_slope(x, ans, conj)),
+         values=_CONJ_OF_X, math="the transpose of abs's JVP: ±c (real); (c + 0i) conj z / |z| (complex)")
+by_dtype("vjp", "conj", lambda ct, x, ans, *, own: T.conj(ct, extra=own), lambda ct, x, ans, *, own: T.real(ct),
+         values=_OWN_CONJ, math="conj^T(c) = conj c (complex z); re c (real x)")
 
 # Results that never carry a tangent (JAX's defjvp_zero), and integer-only ops.
 A.zero_derivative("sign", "floor", "ceil", "round", "is_finite", "stop_gradient", "not", "population_count",

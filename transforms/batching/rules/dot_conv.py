@@ -12,7 +12,7 @@ both with the feature (or batch) group count multiplied by B, so that each batch
 A fold is reshape -> transpose -> reshape (`_fold`), as JAX's `_reshape_axis_into` / `_reshape_axis_out_of`
 compose; a step that would be an identity is left out.
 
-Each combination of steps a site needs is its own rule, guarded by a case number the aux computes
+Each combination of steps a site needs is its own rule, guarded by a case number its values compute
 (`VmapBook.cases`), so no rule leaves identity ops. With B = 0 and both operands batched the group count would be
 0: the result is zeros, as in JAX.
 
@@ -29,7 +29,7 @@ from egglog import Vec, i64
 
 from ir.params import as_ints
 from rewrites.terms import Arr, T
-from transforms.batching.rule import Site, VmapBook, moveaxis_perm, shifted
+from transforms.batching.rule import INTS, STR, Site, VmapBook, moveaxis_perm, node, shifted
 
 V = VmapBook("dot_conv")
 
@@ -37,7 +37,7 @@ V = VmapBook("dot_conv")
 # --- dot_general -----------------------------------------------------------------------------------------
 
 
-def _dot_aux(e: Site):
+def _dot_values(e: Site) -> dict:
     """The batched dimension numbers and where the batch axis lands in the result."""
     (lc, rc), (lb, rb) = e.params["dimension_numbers"]
     lc, rc, lb, rb = as_ints(lc), as_ints(rc), as_ints(lb), as_ints(rb)
@@ -50,16 +50,17 @@ def _dot_aux(e: Site):
         rc, rb, at = shifted(rc), shifted(rb), lhs.ndim - len(lc)  # the first rhs free dimension
     dims = ((list(lc), list(rc)), (list(lb), list(rb)))
     perm = moveaxis_perm(e.out_avals[0].ndim + 1, at, 0)
-    return ("front" if at == 0 else "moved"), {**e.params, "dimension_numbers": dims}, perm
+    return {"case": "front" if at == 0 else "moved", "dot": {**e.params, "dimension_numbers": dims}, "perm": perm}
 
 
-_DOT_CASES = {"front": lambda x, y, dot, perm: dot(x, y),
-              "moved": lambda x, y, dot, perm: T.transpose(dot(x, y), perm)}
+_DOT_CASES = {"front": lambda x, y, *, dot, perm: dot(x, y),
+              "moved": lambda x, y, *, dot, perm: T.transpose(dot(x, y), perm)}
 _BOTH = ("front", "moved")
 for _flags, _names, _how in (("bb", ("front",), "a new leading batch dimension of both operands"),
                              ("bu", _BOTH, "a free lhs dimension (after the batch dimensions of the result)"),
                              ("ub", _BOTH, "a free rhs dimension (after the lhs free dimensions of the result)")):
-    V.cases("dot_general", _flags, {k: _DOT_CASES[k] for k in _names}, kinds="op:dot_general ints", fn=_dot_aux,
+    V.cases("dot_general", _flags, {k: _DOT_CASES[k] for k in _names}, fn=_dot_values, dot=node("dot_general"),
+            perm=INTS,
             math=f"the batch axis is {_how}; a transpose brings it to the front unless it is there")
 
 
@@ -93,7 +94,15 @@ def _with(layout: list[list[str]], at: int, parts: list[str]) -> list[list[str]]
     return [*layout[:at], parts, *layout[at + 1:]]
 
 
-def _conv_aux(e: Site):
+def _layout(case: str, lhs: tuple, rhs: tuple, conv: dict, out: tuple, shape: tuple = (), dt: str = "") -> dict:
+    """A conv case's values: the folds (split shape, permutation, merged shape) of the lhs, the rhs and the
+    result, the conv's params, and the zeros' shape and dtype of the `empty` case."""
+    (ls, lp, lm), (rs, rp, rm), (os, op, om) = lhs, rhs, out
+    return {"case": case, "ls": ls, "lp": lp, "lm": lm, "rs": rs, "rp": rp, "rm": rm, "conv": conv, "os": os,
+            "op": op, "om": om, "shape": shape, "dt": dt}
+
+
+def _conv_values(e: Site) -> dict:
     """JAX's `_conv_general_dilated_batch_rule` as folds: the lhs, rhs and result layouts, the new params."""
     p = e.params
     dn = p["dimension_numbers"]
@@ -107,10 +116,9 @@ def _conv_aux(e: Site):
     lhs_src, lhs_dst, rhs_src, rhs_dst = L, L, R, R
     out_src, out_dst = O, [["B"], *O]
     conv = dict(p)
-    empty = (), ""  # the zeros of the `empty` case: their shape and dtype
     if e.flags == "bb":
         if e.size == 0:
-            return ("empty", *((),) * 6, p, *((),) * 3, (0, *out.shape), out.dtype.name)
+            return _layout("empty", ((),) * 3, ((),) * 3, p, ((),) * 3, (0, *out.shape), out.dtype.name)
         # each batch element is a group: lhs batch (batch groups) or features (feature groups), kernel
         # output features and result features all get the batch axis as their major part
         s = lhs_spec[0] if batches > 1 else lhs_spec[1]
@@ -138,14 +146,14 @@ def _conv_aux(e: Site):
     lf, *lhs_fold = _fold(lhs_src, lhs_dst, sizes)
     rf, *rhs_fold = _fold(rhs_src, rhs_dst, sizes)
     of, *out_fold = _fold(out_src, out_dst, sizes)
-    return (f"{lf}-{rf}-{of}", *lhs_fold, *rhs_fold, conv, *out_fold, *empty)
+    return _layout(f"{lf}-{rf}-{of}", lhs_fold, rhs_fold, conv, out_fold)
 
 
 def _conv_case(name: str) -> Callable:
     """The rule of one case: the folds its name lists ("<lhs>-<rhs>-<result>" steps), or zeros."""
     lf, rf, of = name.split("-") if name != "empty" else ("",) * 3
 
-    def f(x, w, ls, lp, lm, rs, rp, rm, conv, os, op, om, shape, dt):
+    def f(x, w, *, ls, lp, lm, rs, rp, rm, conv, os, op, om, shape, dt):
         if name == "empty":
             return T.broadcast_in_dim(Arr.scalar(0.0, dt), shape, Vec[i64].empty())
         return _refold(conv(_refold(x, lf, ls, lp, lm), _refold(w, rf, rs, rp, rm)), of, os, op, om)
@@ -166,11 +174,12 @@ _CONV_FOLDS = {
     "bb": [*(f"{lf}-{rf}-{of}" for lf in _steps("0?1") for rf in _steps("0?1") for of in _steps("1?0")),
            "empty"],
 }
-_CONV_KINDS = "ints ints ints ints ints ints op:conv_general_dilated ints ints ints ints str"
+_CONV_TYPES = {"ls": INTS, "lp": INTS, "lm": INTS, "rs": INTS, "rp": INTS, "rm": INTS,
+               "conv": node("conv_general_dilated"), "os": INTS, "op": INTS, "om": INTS, "shape": INTS, "dt": STR}
 for _flags, _how in (("bu", "into the lhs batch dimension (inside the batch groups)"),
                      ("ub", "into the kernel output features (inside the feature or batch groups)"),
                      ("bb", "into the lhs features (batch) and kernel output features, B times the groups")):
     V.cases("conv_general_dilated", _flags, {name: _conv_case(name) for name in _CONV_FOLDS[_flags]},
-            kinds=_CONV_KINDS, fn=_conv_aux,
+            fn=_conv_values, **_CONV_TYPES,
             math=f"the batch axis is folded {_how}, then split out of the result (JAX's "
                  f"_conv_general_dilated_batch_rule)")

@@ -33,7 +33,7 @@ from egglog import Vec, eq, i64, var
 from ir import lax
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import Aux, Site, VmapBook, require
+from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, require
 
 V = VmapBook("indexing")
 RANKS = range(1, 5)
@@ -51,7 +51,7 @@ def _up(dims) -> tuple[int, ...]:
 # --- gather -----------------------------------------------------------------------------------------
 
 
-def _gather_params(e: Site) -> tuple[dict]:
+def _gather_params(e: Site) -> dict:
     p, dn = e.params, e.params["dimension_numbers"]
     sizes = as_ints(p["slice_sizes"])
     operand_batching, indices_batching = dn.get("operand_batching_dims", ()), dn.get("start_indices_batching_dims", ())
@@ -59,19 +59,20 @@ def _gather_params(e: Site) -> tuple[dict]:
         dn = GDN(offset_dims=(0, *_up(dn.offset_dims)), collapsed_slice_dims=_up(dn.collapsed_slice_dims),
                  start_index_map=_up(dn.start_index_map), operand_batching_dims=_up(operand_batching),
                  start_indices_batching_dims=as_ints(indices_batching))
-        return ({**p, "dimension_numbers": dn, "slice_sizes": (e.size, *sizes)},)
+        return {"op": {**p, "dimension_numbers": dn, "slice_sizes": (e.size, *sizes)}}
     if e.flags == "ub":
         dn = GDN(offset_dims=_up(dn.offset_dims), collapsed_slice_dims=as_ints(dn.collapsed_slice_dims),
                  start_index_map=as_ints(dn.start_index_map), operand_batching_dims=as_ints(operand_batching),
                  start_indices_batching_dims=_up(indices_batching))
-        return ({**p, "dimension_numbers": dn, "unique_indices": False, "indices_are_sorted": False},)
+        return {"op": {**p, "dimension_numbers": dn, "unique_indices": False, "indices_are_sorted": False}}
     dn = GDN(offset_dims=_up(dn.offset_dims), collapsed_slice_dims=_up(dn.collapsed_slice_dims),
              start_index_map=_up(dn.start_index_map), operand_batching_dims=(0, *_up(operand_batching)),
              start_indices_batching_dims=(0, *_up(indices_batching)))
-    return ({**p, "dimension_numbers": dn, "slice_sizes": (min(e.size, 1), *sizes)},)
+    return {"op": {**p, "dimension_numbers": dn, "slice_sizes": (min(e.size, 1), *sizes)}}
 
 
-V.batch("gather", ("bu", "ub", "bb"), lambda x, idx, op: op(x, idx), aux=Aux("op:gather", _gather_params),
+V.batch("gather", ("bu", "ub", "bb"), lambda x, idx, *, op: op(x, idx),
+        values=Values(_gather_params, op=node("gather")),
         math="gather per batch element: the operand's batch axis as a leading full-size window axis (bu), the "
              "indices' as the leading index batch axis (ub), or both paired as batching dims (bb)")
 
@@ -95,7 +96,7 @@ def _ranks(n: int):
 # --- scatter, scatter-add, scatter-sub, scatter-mul, scatter-min, scatter-max -------------------------
 
 
-def _scatter_params(e: Site) -> tuple:
+def _scatter_params(e: Site) -> dict:
     """The scatter with batched indices (paired batching dims), the one with the indices unbatched (a leading
     update window axis), and the broadcast dimensions materializing the indices."""
     p, dn = e.params, e.params["dimension_numbers"]
@@ -109,14 +110,14 @@ def _scatter_params(e: Site) -> tuple:
                  scatter_dims_to_operand_dims=_up(dn.scatter_dims_to_operand_dims),
                  operand_batching_dims=_up(operand_batching), scatter_indices_batching_dims=as_ints(indices_batching))
     dims = tuple(range(1, e.in_avals[1].ndim + 1))
-    return {**p, "dimension_numbers": paired}, {**p, "dimension_numbers": window}, dims
+    return {"paired": {**p, "dimension_numbers": paired}, "window": {**p, "dimension_numbers": window}, "dims": dims}
 
 
 for _prim in SCATTERS:
-    _aux = Aux(f"op:{_prim} op:{_prim} ints", _scatter_params)
-    V.batch(_prim, None, lambda x, idx, u, paired, window, dims: paired(x, idx, u), materialize=True, aux=_aux,
+    _values = Values(_scatter_params, paired=node(_prim), window=node(_prim), dims=INTS)
+    V.batch(_prim, None, lambda x, idx, u, *, paired, window, dims: paired(x, idx, u), materialize=True, values=_values,
             math=f"{_prim} per batch element: operand, indices and updates batch axes paired as batching dims")
-    V.variant(_prim, "bbb", lambda x, idx, u, paired, window, dims: window(x, _held(idx, dims, "idx"), u),
+    V.variant(_prim, "bbb", lambda x, idx, u, *, paired, window, dims: window(x, _held(idx, dims, "idx"), u),
               math=f"{_prim} with materialized indices: unbatched indices, the batch axis a leading update window "
                    "axis of the operand and the updates (JAX's form)", name="indices-unbatched")
 
@@ -134,12 +135,12 @@ def _held_starts(starts) -> list[Arr]:
     return [_held(i, EMPTY, f"start{k}") for k, i in enumerate(starts)]
 
 
-def _starts(e: Site, first: int) -> tuple:
+def _starts(e: Site, first: int) -> dict:
     """The concatenate of the start columns, a column's shape, and the starts' dtype."""
-    return {"dimension": 1}, (e.size, 1), e.in_avals[first].dtype.name
+    return {"concat": {"dimension": 1}, "column": (e.size, 1), "dtype": e.in_avals[first].dtype.name}
 
 
-def _slice_params(e: Site) -> tuple:
+def _slice_params(e: Site) -> dict:
     """The gathers of the start matrix from the batched operand (paired batching dims) and from the unbatched
     one, and the dynamic_slice with unbatched starts (size B on the batch axis)."""
     rank, sizes = e.in_avals[0].ndim, as_ints(e.params["slice_sizes"])
@@ -151,63 +152,53 @@ def _slice_params(e: Site) -> tuple:
               "slice_sizes": (min(e.size, 1), *sizes)}
     plain = {**common, "dimension_numbers": GDN(offset_dims=window, start_index_map=tuple(range(rank))),
              "slice_sizes": sizes}
-    return paired, plain, {**e.params, "slice_sizes": (e.size, *sizes)}, *_starts(e, 1)
+    return {"paired": paired, "plain": plain, "same": {**e.params, "slice_sizes": (e.size, *sizes)}, **_starts(e, 1)}
 
 
-def _update_params(e: Site) -> tuple:
+def _update_params(e: Site) -> dict:
     """The scatter of the start matrix with paired batching dims (CLIP clamps as dynamic_update_slice)."""
     window = tuple(range(1, e.in_avals[0].ndim + 1))
     dn = SDN(update_window_dims=window, scatter_dims_to_operand_dims=window, operand_batching_dims=(0,),
              scatter_indices_batching_dims=(0,))
     scatter = {"dimension_numbers": dn, "indices_are_sorted": True, "mode": lax.GatherScatterMode.CLIP,
                "unique_indices": True, "update_consts": (), "update_jaxpr": None}
-    return scatter, *_starts(e, 2)
+    return {"scatter": scatter, **_starts(e, 2)}
 
 
-_SLICE = Aux("op:gather op:gather extra:dynamic_slice op:concatenate ints str", _slice_params)
-_UPDATE = Aux("op:scatter op:concatenate ints str", _update_params)
+_SLICE = Values(_slice_params, paired=node("gather"), plain=node("gather"), same=params("dynamic_slice"),
+                concat=node("concatenate"), column=INTS, dtype=STR)
+_UPDATE = Values(_update_params, scatter=node("scatter"), concat=node("concatenate"), column=INTS, dtype=STR)
 
 
-def _split(rest: tuple, aux: Aux) -> tuple[list, tuple]:
-    """A variadic rule's arguments after the first operands: (the start indices, the aux values)."""
-    n = len(aux.slots)
-    return list(rest[:-n]), rest[-n:]
-
-
-def _slice_paired(x, *rest):
-    starts, (paired, _, _, concat, column, _) = _split(rest, _SLICE)
+def _slice_paired(x, *starts, paired, plain, same, concat, column, dtype):
     return paired(x, _start_matrix(starts, concat, column))
 
 
-def _slice_operand_unbatched(x, *rest):
-    starts, (_, plain, _, concat, column, _) = _split(rest, _SLICE)
+def _slice_operand_unbatched(x, *starts, paired, plain, same, concat, column, dtype):
     return plain(_held(x, _ranks(len(starts)), "operand"), _start_matrix(starts, concat, column))
 
 
-def _slice_starts_unbatched(x, *rest):
-    starts, (_, _, same, _, _, dtype) = _split(rest, _SLICE)
+def _slice_starts_unbatched(x, *starts, paired, plain, same, concat, column, dtype):
     return apply("dynamic_slice", same, args_list([x, Arr.scalar(0.0, dtype), *_held_starts(starts)]))
 
 
-def _update_paired(x, u, *rest):
-    starts, (scatter, concat, column, _) = _split(rest, _UPDATE)
+def _update_paired(x, u, *starts, scatter, concat, column, dtype):
     return scatter(x, _start_matrix(starts, concat, column), u)
 
 
-def _update_starts_unbatched(x, u, *rest):
-    starts, (_, _, _, dtype) = _split(rest, _UPDATE)
+def _update_starts_unbatched(x, u, *starts, scatter, concat, column, dtype):
     return apply("dynamic_update_slice", "", args_list([x, u, Arr.scalar(0.0, dtype), *_held_starts(starts)]))
 
 
 for _rank in RANKS:
-    V.batch("dynamic_slice", None, _slice_paired, materialize=True, arities=(1 + _rank,), aux=_SLICE,
+    V.batch("dynamic_slice", None, _slice_paired, materialize=True, arities=(1 + _rank,), values=_SLICE,
             math="dynamic_slice per batch element = gather of the (B, rank) start matrix with the operand's and the "
                  "matrix's batch axes paired, clamped as dynamic_slice (PROMISE_IN_BOUNDS)")
     V.variant("dynamic_slice", "b" * (1 + _rank), _slice_operand_unbatched, name="operand-unbatched",
               math="dynamic_slice of a materialized operand = gather of the start matrix from the unbatched operand")
     V.variant("dynamic_slice", "b" * (1 + _rank), _slice_starts_unbatched, name="starts-unbatched",
               math="dynamic_slice with materialized starts = the same op with start 0 and size B on the batch axis")
-    V.batch("dynamic_update_slice", None, _update_paired, materialize=True, arities=(2 + _rank,), aux=_UPDATE,
+    V.batch("dynamic_update_slice", None, _update_paired, materialize=True, arities=(2 + _rank,), values=_UPDATE,
             math="dynamic_update_slice per batch element = scatter of the (B, rank) start matrix with the operand's "
                  "and the matrix's batch axes paired, clamped as dynamic_update_slice (CLIP)")
     V.variant("dynamic_update_slice", "b" * (2 + _rank), _update_starts_unbatched, name="starts-unbatched",
@@ -217,8 +208,8 @@ for _rank in RANKS:
 # --- sort, top_k, approx_top_k -----------------------------------------------------------------------------
 
 
-def _sort_params(e: Site) -> tuple[dict]:
-    return ({**e.params, "dimension": int(e.params["dimension"]) + 1},)
+def _sort_params(e: Site) -> dict:
+    return {"op": {**e.params, "dimension": int(e.params["dimension"]) + 1}}
 
 
 def _results(op, xs, n: int):
@@ -228,19 +219,19 @@ def _results(op, xs, n: int):
 
 
 for _n in SORT_OPERANDS:
-    V.batch("sort", None, lambda *xs, n=_n: _results(xs[n], xs[:n], n), materialize=True,
-            arities=(_n,), results=_n, aux=Aux("op:sort", _sort_params),
+    V.batch("sort", None, lambda *xs, op, n=_n: _results(op, xs, n), materialize=True,
+            arities=(_n,), results=_n, values=Values(_sort_params, op=node("sort")),
             math="sort per batch element = sort along the shifted dimension, every operand batched")
 
 
 def _reduced_axis(name: str):
-    def fn(e: Site) -> tuple[dict]:
+    def fn(e: Site) -> dict:
         axis = int(e.params.get(name, -1))
-        return ({**e.params, name: axis % e.in_avals[0].ndim + 1},)
+        return {"op": {**e.params, name: axis % e.in_avals[0].ndim + 1}}
     return fn
 
 
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
-    V.batch(_prim, "b", lambda x, op: [op.result(0, x), op.result(1, x)], results=2,
-            aux=Aux(f"op:{_prim}", _reduced_axis(_axis)),
+    V.batch(_prim, "b", lambda x, *, op: [op.result(0, x), op.result(1, x)], results=2,
+            values=Values(_reduced_axis(_axis), op=node(_prim)),
             math=f"{_prim} per batch element = {_prim} along the shifted axis")

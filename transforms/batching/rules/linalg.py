@@ -24,7 +24,7 @@ from __future__ import annotations
 from egglog import Vec, eq, i64, var
 
 from rewrites.terms import Arr, T
-from transforms.batching.rule import Aux, Site, VmapBook, moveaxis_perm, require
+from transforms.batching.rule import INTS, Site, Values, VmapBook, moveaxis_perm, node, require
 
 V = VmapBook("linalg")
 
@@ -34,21 +34,22 @@ V = VmapBook("linalg")
 # primitive -> the most results it has (fewer under some params: unused result rules never fire)
 ONE_OPERAND = {"cholesky": 1, "lu_pivots_to_permutation": 1, "qr": 3, "geqrf": 2, "svd": 3, "eigh": 2, "lu": 3,
                "eig": 3, "schur": 2, "hessenberg": 2, "tridiagonal": 4}
-_SAME = {prim: Aux(f"op:{prim}", lambda e: (e.params,)) for prim in ONE_OPERAND}
+_SAME = {prim: Values(lambda e: {"op": e.params}, op=node(prim)) for prim in ONE_OPERAND}
 
 for _prim, _n in ONE_OPERAND.items():
     if _n == 1:
-        V.batch(_prim, "b", lambda x, op: op(x), aux=_SAME[_prim],
+        V.batch(_prim, "b", lambda x, *, op: op(x), values=_SAME[_prim],
                 math=f"{_prim}(x)[b] = {_prim}(x[b]): the op maps over leading batch dimensions")
     else:
-        V.batch(_prim, "b", lambda x, op, n=_n: [op.result(j, x) for j in range(n)], results=_n, aux=_SAME[_prim],
+        V.batch(_prim, "b", lambda x, *, op, n=_n: [op.result(j, x) for j in range(n)], results=_n,
+                values=_SAME[_prim],
                 math=f"{_prim}(x)[b] = {_prim}(x[b]), each result: the op maps over leading batch dimensions")
 
 
 # --- folding the batch axis into a core axis ---------------------------------------------------------------
 
 
-def _fold(e: Site, i: int, at: int) -> tuple[str, tuple, tuple, tuple, tuple]:
+def _fold(e: Site, i: int, at: int) -> dict:
     """Operand i (batched, shape (B, *s)) with the batch axis moved to position `at` of s and merged with the
     axis after it: the case ("flat" when no transpose is needed, else "moved"), the transpose into place,
     the merged shape, the unmerged shape and the transpose back (batch axis first)."""
@@ -57,7 +58,7 @@ def _fold(e: Site, i: int, at: int) -> tuple[str, tuple, tuple, tuple, tuple]:
     moved = (*shape[:at], e.size, *shape[at:])
     merged = (*shape[:at], e.size * shape[at], *shape[at + 1:])
     there, back = moveaxis_perm(rank, 0, at), moveaxis_perm(rank, at, 0)
-    return ("flat" if at == 0 else "moved"), there, merged, moved, back
+    return {"case": "flat" if at == 0 else "moved", "there": there, "merged": merged, "moved": moved, "back": back}
 
 
 def _folded(x: Arr, there, merged) -> Arr:
@@ -71,50 +72,53 @@ def _unfolded(y: Arr, moved, back) -> Arr:
 # --- triangular_solve ------------------------------------------------------------------------------------
 
 
-def _solve_broadcast(e: Site) -> tuple:
+def _solve_broadcast(e: Site) -> dict:
     """The same solve, and b broadcast to the batch size."""
     b = e.in_avals[1]
-    return e.params, (e.size, *b.shape), tuple(range(1, b.ndim + 1))
+    return {"op": e.params, "shape": (e.size, *b.shape), "dims": tuple(range(1, b.ndim + 1))}
 
 
-V.batch("triangular_solve", "bb", lambda a, b, op: op(a, b), aux=Aux("op:triangular_solve", lambda e: (e.params,)),
+V.batch("triangular_solve", "bb", lambda a, b, *, op: op(a, b),
+        values=Values(lambda e: {"op": e.params}, op=node("triangular_solve")),
         math="solve(a, b)[b] = solve(a[b], b[b]): both operands have the batch axis as a leading batch dimension")
-V.batch("triangular_solve", "bu", lambda a, b, op, shape, dims: op(a, T.broadcast_in_dim(b, shape, dims)),
-        aux=Aux("op:triangular_solve ints ints", _solve_broadcast),
+V.batch("triangular_solve", "bu", lambda a, b, *, op, shape, dims: op(a, T.broadcast_in_dim(b, shape, dims)),
+        values=Values(_solve_broadcast, op=node("triangular_solve"), shape=INTS, dims=INTS),
         math="solve(a[b], b) for each b: b is broadcast to the batch size, as JAX's bdim_at_front does")
 
 
-def _solve_fold(e: Site) -> tuple:
+def _solve_fold(e: Site) -> dict:
     """b's batch axis merged into its columns (left_side: after a's rows) or rows (right side: before them)."""
     batch_dims = e.in_avals[0].ndim - 2
-    return (*_fold(e, 1, batch_dims + 1 if e.params["left_side"] else batch_dims), e.params)
+    return {**_fold(e, 1, batch_dims + 1 if e.params["left_side"] else batch_dims), "op": e.params}
 
 
 V.cases("triangular_solve", "ub", {
-    "flat": lambda a, b, there, merged, moved, back, op: T.reshape(op(a, T.reshape(b, merged)), moved),
-    "moved": lambda a, b, there, merged, moved, back, op: _unfolded(op(a, _folded(b, there, merged)), moved, back),
-}, kinds="ints ints ints ints op:triangular_solve", fn=_solve_fold,
+    "flat": lambda a, b, *, there, merged, moved, back, op: T.reshape(op(a, T.reshape(b, merged)), moved),
+    "moved": lambda a, b, *, there, merged, moved, back, op: _unfolded(op(a, _folded(b, there, merged)), moved, back),
+}, fn=_solve_fold, there=INTS, merged=INTS, moved=INTS, back=INTS, op=node("triangular_solve"),
     math="the systems of one unbatched a are one solve with B times the right-hand sides: b's batch axis is "
          "merged into its columns (a x = b) or rows (x a = b), then split out of the result (JAX's rule)")
 
 
 # --- householder_product, tridiagonal_solve: every operand batched -------------------------------------------
 
-V.batch("householder_product", None, lambda a, taus, op: op(a, taus), materialize=True,
-        aux=Aux("op:householder_product", lambda e: (e.params,)),
+V.batch("householder_product", None, lambda a, taus, *, op: op(a, taus), materialize=True,
+        values=Values(lambda e: {"op": e.params}, op=node("householder_product")),
         math="householder_product(a, taus)[b] = householder_product(a[b], taus[b]); an unbatched operand is "
              "broadcast, as JAX's expand_dims_batcher does")
 
 
-def _tridiagonal_params(e: Site) -> tuple:
+def _tridiagonal_params(e: Site) -> dict:
     """The same solve; for the variant, the broadcast dimensions of a materialized diagonal and b's batch axis
     merged into its columns (after the diagonals' length)."""
     batch_dims = e.in_avals[0].ndim - 1
-    _, there, merged, moved, back = _fold(e, 3, batch_dims + 1)
-    return e.params, tuple(range(1, batch_dims + 2)), there, merged, moved, back
+    fold = _fold(e, 3, batch_dims + 1)
+    del fold["case"]
+    return {"op": e.params, "dims": tuple(range(1, batch_dims + 2)), **fold}
 
 
-_TRIDIAGONAL = Aux("op:tridiagonal_solve ints ints ints ints ints", _tridiagonal_params)
+_TRIDIAGONAL = Values(_tridiagonal_params, op=node("tridiagonal_solve"), dims=INTS, there=INTS, merged=INTS, moved=INTS,
+                      back=INTS)
 
 
 def _held(xb: Arr, dims, name: str) -> Arr:
@@ -125,13 +129,13 @@ def _held(xb: Arr, dims, name: str) -> Arr:
     return x
 
 
-def _tridiagonal_fold(dl, d, du, b, op, dims, there, merged, moved, back):
+def _tridiagonal_fold(dl, d, du, b, *, op, dims, there, merged, moved, back):
     diagonals = [_held(x, dims, name) for x, name in ((dl, "dl"), (d, "d"), (du, "du"))]
     return _unfolded(op(*diagonals, _folded(b, there, merged)), moved, back)
 
 
-V.batch("tridiagonal_solve", None, lambda dl, d, du, b, op, *fold: op(dl, d, du, b), materialize=True,
-        aux=_TRIDIAGONAL, arities=(4,),
+V.batch("tridiagonal_solve", None, lambda dl, d, du, b, *, op, **fold: op(dl, d, du, b), materialize=True,
+        values=_TRIDIAGONAL, arities=(4,),
         math="tridiagonal_solve(dl, d, du, b)[b] = tridiagonal_solve(dl[b], d[b], du[b], b[b]); unbatched operands "
              "are broadcast, as JAX's bdim_at_front does")
 V.variant("tridiagonal_solve", "bbbb", _tridiagonal_fold, name="diagonals-unbatched",

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol, as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import Aux, Site, VmapBook, broadcasting_preparation
+from transforms.batching.rule import INTS, Site, Values, VmapBook, broadcasting_preparation, node, params
 
 V = VmapBook("random")
 _WRAP = {"impl": Symbol("fry")}  # the only PRNG implementation eqjax holds (key<fry>, two words per key)
@@ -57,20 +57,20 @@ VECTORIZED = {
     "random_split": "each key split: keys (B, *K) give (B, *K, *shape)",
 }
 for _prim, _math in VECTORIZED.items():
-    V.batch(_prim, "b", lambda x, op: op(x), aux=Aux(f"op:{_prim}", lambda e: (e.params,)), math=_math)
+    V.batch(_prim, "b", lambda x, *, op: op(x), values=Values(lambda e: {"op": e.params}, op=node(_prim)), math=_math)
 
 
 # --- random_fold_in: keys and messages broadcast --------------------------------------------------------
 
 
-def _fold_in_aux(e: Site):
+def _fold_in_values(e: Site) -> dict:
     keys, msgs = _lifted(e, 0), _lifted(e, 1)
     case = {(False, False): "as-is", (True, False): "lift-keys", (False, True): "lift-msgs",
             (True, True): "lift-both"}[keys is not None, msgs is not None]
     key_shape, key_dims = keys or ((), ())
     msg_shape, msg_dims = msgs or ((), ())
     key_data = ((*key_shape, 2), (*key_dims, len(key_shape))) if keys else ((), ())
-    return (case, _WRAP, *key_data, msg_shape, msg_dims)
+    return {"case": case, "wrap": _WRAP, "ks": key_data[0], "kd": key_data[1], "ms": msg_shape, "md": msg_dims}
 
 
 def _fold_in(k: Arr, m: Arr) -> Arr:
@@ -78,14 +78,15 @@ def _fold_in(k: Arr, m: Arr) -> Arr:
 
 
 _FOLD_IN_CASES = {
-    "as-is": lambda k, m, wrap, ks, kd, ms, md: _fold_in(k, m),
-    "lift-keys": lambda k, m, wrap, ks, kd, ms, md: _fold_in(_key_broadcast(k, wrap, ks, kd), m),
-    "lift-msgs": lambda k, m, wrap, ks, kd, ms, md: _fold_in(k, T.broadcast_in_dim(m, ms, md)),
-    "lift-both": lambda k, m, wrap, ks, kd, ms, md: _fold_in(_key_broadcast(k, wrap, ks, kd),
+    "as-is": lambda k, m, *, wrap, ks, kd, ms, md: _fold_in(k, m),
+    "lift-keys": lambda k, m, *, wrap, ks, kd, ms, md: _fold_in(_key_broadcast(k, wrap, ks, kd), m),
+    "lift-msgs": lambda k, m, *, wrap, ks, kd, ms, md: _fold_in(k, T.broadcast_in_dim(m, ms, md)),
+    "lift-both": lambda k, m, *, wrap, ks, kd, ms, md: _fold_in(_key_broadcast(k, wrap, ks, kd),
                                                                        T.broadcast_in_dim(m, ms, md)),
 }
 for _flags in ("bu", "ub", "bb"):
-    V.cases("random_fold_in", _flags, _FOLD_IN_CASES, kinds="extra:random_wrap ints ints ints ints", fn=_fold_in_aux,
+    V.cases("random_fold_in", _flags, _FOLD_IN_CASES, fn=_fold_in_values, wrap=params("random_wrap"), ks=INTS,
+            kd=INTS, ms=INTS, md=INTS,
             math="fold_in(k, m)[b] = fold_in(k[b], m[b]): the operands broadcast as the op's size-1 axes do; "
                  "an unbatched rank > 0 operand gets a leading axis of 1, a batched scalar one (B, 1, ..., 1)")
 
@@ -93,19 +94,22 @@ for _flags in ("bu", "ub", "bb"):
 # --- random_gamma: both operands batched ----------------------------------------------------------------
 
 
-def _materialized(e: Site, i: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _materialized(e: Site, i: int) -> dict:
     """Shape and dims broadcasting unbatched operand i to the batch size (keys: their key data)."""
     shape = e.in_avals[i].shape + ((2,) if e.in_avals[i].dtype.kind == "key" else ())
-    return (e.size, *shape), tuple(range(1, len(shape) + 1))
+    return {"shape": (e.size, *shape), "dims": tuple(range(1, len(shape) + 1))}
 
 
-V.batch("random_gamma", "bb", lambda k, a, op: op(k, a), aux=Aux("op:random_gamma", lambda e: (e.params,)),
+V.batch("random_gamma", "bb", lambda k, a, *, op: op(k, a),
+        values=Values(lambda e: {"op": e.params}, op=node("random_gamma")),
         math="gamma(k, a)[b] = gamma(k[b], a[b]): each key's samples as the slice draws them")
-V.batch("random_gamma", "bu", lambda k, a, op, shape, dims: op(k, T.broadcast_in_dim(a, shape, dims)),
-        aux=Aux("op:random_gamma ints ints", lambda e: (e.params, *_materialized(e, 1))),
+V.batch("random_gamma", "bu", lambda k, a, *, op, shape, dims: op(k, T.broadcast_in_dim(a, shape, dims)),
+        values=Values(lambda e: {"op": e.params, **_materialized(e, 1)}, op=node("random_gamma"), shape=INTS,
+                      dims=INTS),
         math="a broadcast to the batch size, as JAX's bdim_at_front does")
-V.batch("random_gamma", "ub", lambda k, a, op, wrap, shape, dims: op(_key_broadcast(k, wrap, shape, dims), a),
-        aux=Aux("op:random_gamma extra:random_wrap ints ints", lambda e: (e.params, _WRAP, *_materialized(e, 0))),
+V.batch("random_gamma", "ub", lambda k, a, *, op, wrap, shape, dims: op(_key_broadcast(k, wrap, shape, dims), a),
+        values=Values(lambda e: {"op": e.params, "wrap": _WRAP, **_materialized(e, 0)}, op=node("random_gamma"),
+                      wrap=params("random_wrap"), shape=INTS, dims=INTS),
         math="the keys broadcast to the batch size (through their key data), as JAX's bdim_at_front does")
 
 
@@ -121,17 +125,17 @@ V.elementwise("threefry2x32", arities=(4,), results=2,
 # --- rng_bit_generator: JAX's rule, the first state draws for the whole batch -------------------------------
 
 
-def _rng_aux(e: Site):
+def _rng_values(e: Site) -> dict:
     if e.size == 0:
         raise UnsupportedPrimitive("rng_bit_generator", "batching with a batch of size 0 (JAX's rule reads the "
                                    "first state)", "transforms/batching/rules/random.py")
     n = e.in_avals[0].shape[0]
     shape = as_ints(e.params["shape"])
-    return ({**e.params, "shape": (e.size, *shape)}, (0, 0), (1, n), (n,), (1, n), (1, 0), (e.size, n),
-            {"dimension": 0})
+    return {"op": {**e.params, "shape": (e.size, *shape)}, "start0": (0, 0), "limit0": (1, n), "vector": (n,),
+            "row": (1, n), "start_rest": (1, 0), "limit_rest": (e.size, n), "concat": {"dimension": 0}}
 
 
-def _rng_batched(states, op, start0, limit0, vector, row, start_rest, limit_rest, concat):
+def _rng_batched(states, *, op, start0, limit0, vector, row, start_rest, limit_rest, concat):
     first = T.reshape(T.slice(states, start0, limit0), vector)
     rest = T.slice(states, start_rest, limit_rest)
     advanced = T.reshape(op.result(0, first), row)
@@ -139,6 +143,7 @@ def _rng_batched(states, op, start0, limit0, vector, row, start_rest, limit_rest
 
 
 V.batch("rng_bit_generator", "b", _rng_batched,
-        aux=Aux("op:rng_bit_generator ints ints ints ints ints ints extra:concatenate", _rng_aux), results=2,
+        values=Values(_rng_values, op=node("rng_bit_generator"), start0=INTS, limit0=INTS, vector=INTS, row=INTS,
+                      start_rest=INTS, limit_rest=INTS, concat=params("concatenate")), results=2,
         math="JAX's rule: (new, bits) = rng_bit_generator(states[0], shape=(B, *shape)); the states are "
              "states[0] replaced by new, the others unchanged")

@@ -25,7 +25,7 @@ from ir.core import ClosedJaxpr, ShapedArray
 from ir.params import as_ints
 from ir.tracing import bind_jaxpr, trace_flat
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import Aux, Site, VmapBook, dtype, shifted
+from transforms.batching.rule import INTS, Site, Values, VmapBook, dtype, node, params, shifted
 
 V = VmapBook("reduce")
 MAX_VARIADIC = {"reduce": 4, "reduce_window": 2}  # operand counts with rules (unbatched init values)
@@ -38,13 +38,13 @@ AXIS_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "red
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
 
 for _prim in AXIS_REDUCTIONS:
-    V.batch(_prim, "b", lambda x, op: op(x),
-            aux=Aux(f"op:{_prim}", lambda e: ({**e.params, "axes": shifted(as_ints(e.params["axes"]))},)),
+    V.batch(_prim, "b", lambda x, *, op: op(x),
+            values=Values(lambda e: {"op": {**e.params, "axes": shifted(as_ints(e.params["axes"]))}}, op=node(_prim)),
             math="r(x)[b] = r(x[b]) over axes + 1: the batch axis is kept, each slice reduced as before "
                  "(argmax/argmin: the index along the same axis)")
 for _prim in CUMULATIVE:
-    V.batch(_prim, "b", lambda x, op: op(x),
-            aux=Aux(f"op:{_prim}", lambda e: ({**e.params, "axis": int(e.params["axis"]) + 1},)),
+    V.batch(_prim, "b", lambda x, *, op: op(x),
+            values=Values(lambda e: {"op": {**e.params, "axis": int(e.params["axis"]) + 1}}, op=node(_prim)),
             math="scan(x)[b] = scan(x[b]) along axis + 1, in the same direction")
 
 # --- window reductions: a trivial window along the batch axis -------------------------------------------
@@ -62,12 +62,13 @@ def batched_window(p: dict) -> dict:
 
 
 for _prim in ("reduce_window_sum", "reduce_window_max", "reduce_window_min"):
-    V.batch(_prim, "b", lambda x, op: op(x), aux=Aux(f"op:{_prim}", lambda e: (batched_window(e.params),)),
+    V.batch(_prim, "b", lambda x, *, op: op(x),
+            values=Values(lambda e: {"op": batched_window(e.params)}, op=node(_prim)),
             math="each window of x[b] is a window of x of extent 1 along the batch axis")
 
 for _prim in ("select_and_gather_add", "select_and_scatter_add"):
-    V.batch(_prim, None, lambda t, x, op: op(t, x), materialize=True,
-            aux=Aux(f"op:{_prim}", lambda e: (batched_window(e.params),)),
+    V.batch(_prim, None, lambda t, x, *, op: op(t, x), materialize=True,
+            values=Values(lambda e: {"op": batched_window(e.params)}, op=node(_prim)),
             math="windows of extent 1 along the batch axis select within each slice; both operands "
                  "broadcast to the batch first, as JAX's rules do")
 
@@ -83,10 +84,10 @@ def _patterns(n: int, inits: bool) -> list[str]:
     return [p + q for p in each for q in each if "b" in q]
 
 
-def _broadcast_params(e: Site) -> tuple:
+def _broadcast_params(e: Site) -> dict:
     """The batched operand shape (B, *shape) and where an unbatched operand's axes go in it."""
     shape = e.in_avals[0].shape
-    return (e.size, *shape), tuple(range(1, len(shape) + 1))
+    return {"full": (e.size, *shape), "along": tuple(range(1, len(shape) + 1))}
 
 
 def _batched_operands(flags: str, xs, full, along) -> list[Arr]:
@@ -94,12 +95,12 @@ def _batched_operands(flags: str, xs, full, along) -> list[Arr]:
     return [x if b == "b" else T.broadcast_in_dim(x, full, along) for x, b in zip(xs, flags[:len(xs)], strict=True)]
 
 
-def _reduce_params(e: Site) -> tuple:
-    return ({**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))}, *_broadcast_params(e))
+def _reduce_params(e: Site) -> dict:
+    return {"op": {**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))}, **_broadcast_params(e)}
 
 
-def _window_params(e: Site) -> tuple:
-    return (batched_window(e.params), *_broadcast_params(e))
+def _window_params(e: Site) -> dict:
+    return {"op": batched_window(e.params), **_broadcast_params(e)}
 
 
 def _results(outs: list[Arr]):
@@ -111,8 +112,7 @@ def _variadic_rule(flags: str):
     """Broadcast the unbatched operands, then the reduction with its batched params and the inits."""
     n = len(flags) // 2
 
-    def rule(*args):
-        xs, (op, full, along) = args[:2 * n], args[2 * n:]
+    def rule(*xs, op, full, along):
         operands = _batched_operands(flags, xs[:n], full, along)
         return _results([op.result(j, *operands, *xs[n:]) for j in range(n)])
     return rule
@@ -121,7 +121,8 @@ def _variadic_rule(flags: str):
 for _prim, _params in (("reduce", _reduce_params), ("reduce_window", _window_params)):
     for _n in range(1, MAX_VARIADIC[_prim] + 1):
         for _flags in _patterns(_n, inits=False):
-            V.batch(_prim, _flags, _variadic_rule(_flags), results=_n, aux=Aux(f"op:{_prim} ints ints", _params),
+            V.batch(_prim, _flags, _variadic_rule(_flags), results=_n,
+                    values=Values(_params, op=node(_prim), full=INTS, along=INTS),
                     math="the reducer folds each slice's elements as before (dimensions + 1 / a window of 1 "
                          "along the batch axis); unbatched operands are broadcast, the inits stay scalars")
 
@@ -145,7 +146,7 @@ def first_seen(closed: ClosedJaxpr, kinds: list) -> ClosedJaxpr:
     return trace_flat(wrapped, avals * 2)[0]
 
 
-def _init_params(e: Site) -> tuple:
+def _init_params(e: Site) -> dict:
     """The reduce of the rows, the broadcast of unbatched operands, then the rows layout: the permutation
     taking the batched operand to (B, kept..., reduced...), its flat shape (B, kept..., R), the inits'
     column (B, kept..., 1), the rows with their init (B, kept..., R + 1) and the concatenation axis."""
@@ -156,15 +157,15 @@ def _init_params(e: Site) -> tuple:
     lead = (e.size, *(shape[d] for d in kept))
     reduced = math.prod(shape[d] for d in dims)
     body = first_seen(e.params["jaxpr"], [a.dtype for a in e.in_avals[:len(e.in_avals) // 2]])
-    return ({**e.params, "jaxpr": body, "dimensions": (axis,)}, *_broadcast_params(e),
-            perm, (*lead, reduced), (*lead, 1), (*lead, reduced + 1), {"dimension": axis})
+    return {"op": {**e.params, "jaxpr": body, "dimensions": (axis,)}, **_broadcast_params(e), "perm": perm,
+            "flat": (*lead, reduced), "column": (*lead, 1), "widened": (*lead, reduced + 1),
+            "joined": {"dimension": axis}}
 
 
 def _batched_init_rule(flags: str):
     n = len(flags) // 2
 
-    def rule(*args):
-        xs, (op, full, along, perm, flat, column, widened, joined) = args[:2 * n], args[2 * n:]
+    def rule(*xs, op, full, along, perm, flat, column, widened, joined):
         rows = [T.reshape(T.transpose(x, perm), flat) for x in _batched_operands(flags, xs[:n], full, along)]
         inits = [T.broadcast_in_dim(i, column, (0,) if b == "b" else ()) for i, b in zip(xs[n:], flags[n:],
                                                                                          strict=True)]
@@ -178,6 +179,7 @@ def _batched_init_rule(flags: str):
 for _n in range(1, MAX_BATCHED_INITS + 1):
     for _flags in _patterns(_n, inits=True):
         V.batch("reduce", _flags, _batched_init_rule(_flags), results=_n,
-                aux=Aux("op:reduce ints ints ints ints ints ints extra:concatenate", _init_params),
+                values=Values(_init_params, op=node("reduce"), full=INTS, along=INTS, perm=INTS, flat=INTS, column=INTS,
+                              widened=INTS, joined=params("concatenate")),
                 math="reduce over [init_b, row of x[b]] with a `seen` flag: the fold from an unseen "
                      "accumulator is f(...f(init_b, x_0)...), the unbatched fold of each slice")

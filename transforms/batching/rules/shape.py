@@ -17,7 +17,7 @@ from __future__ import annotations
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import Aux, Site, VmapBook, shifted
+from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, shifted
 
 V = VmapBook("shape")
 MAX_OPERANDS = 8  # operand counts of concatenate/stack/device_put, result count of split/unstack
@@ -71,10 +71,12 @@ ONE_OPERAND = {
 }
 
 for _prim, (_params, _math) in ONE_OPERAND.items():
-    V.batch(_prim, "b", lambda x, op: op(x), aux=Aux(f"op:{_prim}", lambda e, f=_params: (f(e),)), math=_math)
+    V.batch(_prim, "b", lambda x, *, op: op(x), values=Values(lambda e, f=_params: {"op": f(e)}, op=node(_prim)),
+            math=_math)
 
-V.batch("split", "b", lambda x, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
-        aux=Aux("op:split", lambda e: (_split(e),)), math="split(x)_j along axis + 1: the batch axis is not cut")
+V.batch("split", "b", lambda x, *, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
+        values=Values(lambda e: {"op": _split(e)}, op=node("split")),
+        math="split(x)_j along axis + 1: the batch axis is not cut")
 
 
 def _unstack(e: Site) -> dict:
@@ -82,23 +84,24 @@ def _unstack(e: Site) -> dict:
     return {**e.params, "axis": int(e.params["axis"]) + 1}
 
 
-V.batch("unstack", "b", lambda x, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
-        aux=Aux("op:unstack", lambda e: (_unstack(e),)), math="unstack(x)_j along axis + 1 (JAX's _unstack_batch_rule)")
+V.batch("unstack", "b", lambda x, *, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
+        values=Values(lambda e: {"op": _unstack(e)}, op=node("unstack")),
+        math="unstack(x)_j along axis + 1 (JAX's _unstack_batch_rule)")
 
 
 # --- variadic: the unbatched operands broadcast first ------------------------------------------------------
 
 
-def _axis_param(prim: str, name: str) -> Aux:
+def _axis_param(prim: str, name: str) -> Values:
     def fn(e: Site):
         _supported(prim, len(e.in_avals))
-        return ({**e.params, name: int(e.params[name]) + 1},)
+        return {"op": {**e.params, name: int(e.params[name]) + 1}}
 
-    return Aux(f"op:{prim}", fn)
+    return Values(fn, op=node(prim))
 
 
 for _prim, _name in (("concatenate", "dimension"), ("stack", "axis")):
-    V.batch(_prim, None, lambda *xs_op: xs_op[-1](*xs_op[:-1]), aux=_axis_param(_prim, _name),
+    V.batch(_prim, None, lambda *xs, op: op(*xs), values=_axis_param(_prim, _name),
             materialize=True, arities=range(1, MAX_OPERANDS + 1),
             math=f"{_prim} along {_name} + 1 of the operands, each broadcast to the batch size")
 
@@ -115,8 +118,8 @@ def _config(e: Site) -> tuple[tuple[int, int, int], ...]:
     return tuple(as_ints(c) for c in e.params["padding_config"])
 
 
-V.batch("pad", "bu", lambda x, v, op: op(x, v),
-        aux=Aux("op:pad", lambda e: ({**e.params, "padding_config": ((0, 0, 0), *_config(e))},)),
+V.batch("pad", "bu", lambda x, v, *, op: op(x, v),
+        values=Values(lambda e: {"op": {**e.params, "padding_config": ((0, 0, 0), *_config(e))}}, op=node("pad")),
         math="pad with no padding of the batch axis")
 
 
@@ -129,11 +132,11 @@ def _pad_select(e: Site):
                                    "transforms/batching/rules/shape.py")
     config = _config(e)
     out = e.out_avals[0].shape
-    return (x.dtype.name, {"padding_config": config}, {"padding_config": ((0, 0, 0), *config)}, x.shape,
-            (e.size, *out), tuple(range(1, len(out) + 1)))
+    return {"dt": x.dtype.name, "pad_u": {"padding_config": config}, "pad_b": {"padding_config": ((0, 0, 0), *config)},
+            "in_shape": x.shape, "out_b": (e.size, *out), "rest": tuple(range(1, len(out) + 1))}
 
 
-def _select_padding(padded: Arr, v: Arr, pad_u, in_shape, out_b, rest) -> Arr:
+def _select_padding(padded: Arr, v: Arr, *, dt, pad_u, pad_b, in_shape, out_b, rest) -> Arr:
     """select_n(mask, v, padded) at each position of the batched result: v where the mask is False."""
     true = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), in_shape, ())
     mask = T.pad(true, Arr.scalar(0.0, "bool"), extra=pad_u)
@@ -141,11 +144,12 @@ def _select_padding(padded: Arr, v: Arr, pad_u, in_shape, out_b, rest) -> Arr:
                                             T.broadcast_in_dim(v, out_b, (0,)), padded]))
 
 
-_PAD_SELECT = Aux("str extra:pad extra:pad ints ints ints", _pad_select)
-V.batch("pad", "ub", lambda x, v, dt, pad_u, pad_b, in_shape, out_b, rest: _select_padding(
-    T.broadcast_in_dim(T.pad(x, Arr.scalar(0.0, dt), extra=pad_u), out_b, rest), v, pad_u, in_shape, out_b, rest),
-    aux=_PAD_SELECT,
+_PAD_SELECT = Values(_pad_select, dt=STR, pad_u=params("pad"), pad_b=params("pad"), in_shape=INTS, out_b=INTS,
+                     rest=INTS)
+V.batch("pad", "ub", lambda x, v, **s: _select_padding(
+    T.broadcast_in_dim(T.pad(x, Arr.scalar(0.0, s["dt"]), extra=s["pad_u"]), s["out_b"], s["rest"]), v, **s),
+    values=_PAD_SELECT,
     math="pad(x, v)[b] = where(mask, pad(x, 0), v[b]); pad(x, 0) and the mask are unbatched, then broadcast")
-V.batch("pad", "bb", lambda x, v, dt, pad_u, pad_b, in_shape, out_b, rest: _select_padding(
-    T.pad(x, Arr.scalar(0.0, dt), extra=pad_b), v, pad_u, in_shape, out_b, rest), aux=_PAD_SELECT,
+V.batch("pad", "bb", lambda x, v, **s: _select_padding(T.pad(x, Arr.scalar(0.0, s["dt"]), extra=s["pad_b"]), v, **s),
+        values=_PAD_SELECT,
     math="pad(x, v)[b] = where(mask, pad(x[b], 0), v[b]), the mask unbatched then broadcast")

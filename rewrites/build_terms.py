@@ -1,0 +1,126 @@
+"""Terms at egglog's command level (`egglog.bindings`), for the builders that add a transform's nodes to an
+e-graph (AD's, batching's, control flow's): the same constructors rules write with `rewrites.terms.T`, built
+without egglog's Python expression layer, which costs about a millisecond per term (the loader's reason,
+`rewrites.encode`).
+
+    B.add(x, y)                                    a primitive of `SPECS`: its operands, then its typed
+    B.broadcast_in_dim(x, shape=(2, 3), broadcast_dimensions=(1,))   fields by name (Python values), then
+    B.reduce_sum(x, axes=(0,), extra="")           `extra`, its other params' key ("" the defaults)
+    B.get(tup, k)   B.call(prim, extra, operands)   B.apply(prim, extra, operands)   B.args(operands)
+    B.ints((2, 3))  B.int(k)   B.string(s)   B.vec([...])        literals and containers
+    B.function("jvp_of")(...)                       a transform's own constructor, by its egglog name
+
+A term is an `eb.Call` or an `eb.Lit`; Python ints and strs given where a term is expected are taken as
+`i64` and `String` literals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from egglog import bindings as eb
+
+from rewrites.terms import SPECS, TermSpec
+
+_SPAN = eb.PanicSpan()
+Term = eb.Call | eb.Lit
+
+
+def _int(v: int) -> eb.Lit:
+    return eb.Lit(_SPAN, eb.Int(int(v)))
+
+
+def _string(v: str) -> eb.Lit:
+    return eb.Lit(_SPAN, eb.String(v))
+
+
+def _ints(v: Sequence[int]) -> eb.Call:
+    return eb.Call(_SPAN, "vec-of", [_int(d) for d in v]) if len(v) else eb.Call(_SPAN, "vec-empty", [])
+
+
+def _term(x: Any) -> Term:
+    """`x` as a term: a term as it is, a Python str or int as a literal."""
+    if isinstance(x, str):
+        return _string(x)
+    if isinstance(x, int):
+        return _int(x)
+    return x
+
+
+# How each field kind of `rewrites.terms` is written from its Python value (what `FieldKind.encode` gives).
+_FIELD = {"int": _int, "ints": _ints, "dtype": _string, "dimension_numbers": _string}
+
+
+def _primitive(spec: TermSpec) -> Callable[..., eb.Call]:
+    name, arity = spec.constructor_name, spec.arity
+    fields = [(field, _FIELD[kind.name]) for field, kind in spec.fields]
+
+    def build(*operands: Term, extra: str = "", **values: Any) -> eb.Call:
+        if len(operands) != arity or len(values) != len(fields):
+            raise TypeError(f"{spec.primitive} takes {arity} operands and the fields {[f for f, _ in fields]}")
+        return eb.Call(_SPAN, name, [*operands, *(write(values[field]) for field, write in fields), _string(extra)])
+
+    build.__name__ = build.__qualname__ = spec.primitive
+    return build
+
+
+class _Builders:
+    """`B`: see the module docstring. A primitive's builder is made on first use, then kept."""
+
+    @staticmethod
+    def int(v: int) -> eb.Lit:
+        return _int(v)
+
+    @staticmethod
+    def string(v: str) -> eb.Lit:
+        return _string(v)
+
+    @staticmethod
+    def ints(v: Sequence[int]) -> eb.Call:
+        """A Vec[i64]."""
+        return _ints(v)
+
+    @staticmethod
+    def vec(items: Sequence[Any]) -> eb.Call:
+        """A Vec of `items` (terms, or Python ints and strs)."""
+        return eb.Call(_SPAN, "vec-of", [_term(x) for x in items]) if items else eb.Call(_SPAN, "vec-empty", [])
+
+    @staticmethod
+    def args(operands: Sequence[Term]) -> eb.Call:
+        """An `Args` cons list."""
+        out = eb.Call(_SPAN, "nil", [])
+        for x in reversed(operands):
+            out = eb.Call(_SPAN, "cons", [x, out])
+        return out
+
+    @staticmethod
+    def get(tup: eb.Call, k: int) -> eb.Call:
+        return eb.Call(_SPAN, "get", [tup, _int(k)])
+
+    def call(self, prim: str, extra: str, operands: Sequence[Term]) -> eb.Call:
+        """The results of a multi-result `prim`, read with `get`."""
+        return eb.Call(_SPAN, "call", [_string(prim), _string(extra), self.args(operands)])
+
+    def apply(self, prim: str, extra: str, operands: Sequence[Term]) -> eb.Call:
+        """A single-result `prim` held without typed fields."""
+        return eb.Call(_SPAN, "apply", [_string(prim), _string(extra), self.args(operands)])
+
+    @staticmethod
+    def function(name: str) -> Callable[..., eb.Call]:
+        """The builder of the constructor egglog knows as `name` (declared by its module: `jvp_of`, `zero`)."""
+        def build(*children: Any) -> eb.Call:
+            return eb.Call(_SPAN, name, [_term(x) for x in children])
+
+        return build
+
+    def __getattr__(self, prim: str) -> Callable[..., eb.Call]:
+        spec = SPECS.get(prim)
+        if spec is None:
+            raise AttributeError(f"no term constructor for primitive {prim!r}")
+        build = _primitive(spec)
+        setattr(self, prim, build)
+        return build
+
+
+B = _Builders()
