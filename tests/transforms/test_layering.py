@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("ir", "eval", "rewrites", "transforms")
@@ -89,8 +88,5 @@ def test_batching_does_not_import_ad():
     assert _importers("transforms.batching", "transforms.ad") == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19 item 3: builders still use egg_call (transforms/ad/build.py, "
-                   "transforms/ad/control.py, transforms/batching/build.py, transforms/batching/programs.py, "
-                   "transforms/control_node.py, transforms/rulebook.py)")
 def test_egg_term_constructors_stay_inside_rewrites():
     assert _egg_constructor_users() == []
