@@ -27,11 +27,11 @@ from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from ir.errors import UnsupportedPrimitive
-from ir.primitives import get_primitive
+from ir.primitives import get_primitive, primitives_with
 from ir.text.printer import value_text
 from rewrites.terms import SPECS, Arr, alias, declare, declare_terms, default_params, encode_fields, ref
 
-INLINED = frozenset({"jit", "pjit", "closed_call", "core_call"})
+INLINED = frozenset(primitives_with("call"))  # jit, pjit, closed_call, core_call: their bodies are encoded in place
 _JAXPR_PARAM_KEYS = ("jaxpr", "call_jaxpr")
 _SPAN = eb.PanicSpan()
 _ACTIONS_PER_RULE = 300

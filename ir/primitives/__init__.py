@@ -148,6 +148,14 @@ def primitives_with(*traits: str, operands: Count | None = None) -> tuple[str, .
                  if row.traits.issuperset(traits) and (operands is None or row.operands == operands))
 
 
+def primitives_lacking(*properties: str) -> frozenset[str]:
+    """The primitives whose rows name a gap in any of `properties` (`PROPERTIES`): what a test may see refused."""
+    unknown = [p for p in properties if p not in PROPERTIES]
+    if unknown:
+        raise ValueError(f"unknown properties {unknown}; known: {', '.join(PROPERTIES)}")
+    return frozenset(name for name, row in PRIMITIVES.items() if set(row.gaps) & set(properties))
+
+
 def shape_rule(*names: str):
     """Register the decorated function as the shape/dtype rule of each named primitive (rows must exist)."""
 

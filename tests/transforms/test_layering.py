@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("ir", "eval", "rewrites", "transforms")
 EGG_CONSTRUCTORS = frozenset({"egg_call", "egg_str", "egg_ints", "egg_args", "egg_int"})

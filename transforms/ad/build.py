@@ -25,7 +25,7 @@ from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.errors import UnsupportedPrimitive
-from ir.shapes.elementwise import NARY, UNARY
+from ir.primitives import primitives_with
 from rewrites.build_terms import B
 from rewrites.encode import Loader, literal_term
 from transforms.ad import control, custom
@@ -40,8 +40,7 @@ CONTROL_VJP = {**control.VJP_RULES, **custom.VJP_RULES}
 _ZERO = B.function("zero")
 _NODE = {"jvp": B.function("jvp_of"), "vjp": B.function("vjp_of")}
 
-ELEMENTWISE = frozenset({*UNARY, *NARY, "pow", "add_any", "clamp", "select_n", "integer_pow",
-                         "convert_element_type", "round", "reduce_precision"})
+ELEMENTWISE = frozenset(primitives_with("elementwise"))
 
 
 def differentiable(aval: ShapedArray) -> bool:

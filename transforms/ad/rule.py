@@ -16,9 +16,10 @@ Entry kinds (the lambda's arguments: the seed, the operands, the result(s), then
     vjp_whole(prim, i, f) operand i's contribution from every result's cotangent (multi-result ops),
                          f(cts, primals, outs, **values)
     jvp_linear(prim, is)  the op is linear in those operands: the op itself applied to the tangent
-    zero_derivative(prims) results never carry a tangent (floor, sign, comparisons, argmax, ...)
     add(...)             the general form the others are made of (several results, several seeds, any
                          operand "*" or result "out*" of a variadic primitive, lists matched whole)
+Results that never carry a tangent (floor, sign, comparisons, argmax, ...) need no entry: the builder skips
+the primitives with the catalogue trait `zero_derivative` (ir/primitives).
 Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `arities=` (one rule per operand
 count, where a rule names each operand), `variant=` (several rules of one slot); inside a lambda
 `require(fact)`.
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field
 from egglog import String, eq, rewrite, var
 
 from ir.errors import UnsupportedPrimitive
+from ir.primitives import primitives_with
 from rewrites.rule import EXACT, Rule
 from rewrites.terms import CONSTRUCTORS, SPECS, Args, Arr, apply, args_list
 from transforms.ad.terms import jvp_of, vjp_of, zero
@@ -93,11 +95,11 @@ class ADRule:
         return f"{self.primitive}:{self.slot}"
 
 
-# One registry per property: JVP entries by primitive then slot, VJP the same, and the primitives
-# whose results have zero derivative everywhere they are defined.
+# One registry per property: JVP entries by primitive then slot, VJP the same. The primitives whose results
+# have zero derivative everywhere they are defined are the catalogue's trait.
 JVP: dict[str, dict[str, ADRule]] = {}
 VJP: dict[str, dict[str, ADRule]] = {}
-ZERO_DERIVATIVE: set[str] = set()
+ZERO_DERIVATIVE: frozenset[str] = frozenset(primitives_with("zero_derivative"))
 
 
 def jvp_rules(prim: str) -> dict[str, ADRule]:
@@ -196,9 +198,6 @@ class ADBook:
                 f.__signature__ = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
                                                      for p in names])
                 self._per_operand("jvp", prim, i, f, math, None, variant=variant)
-
-    def zero_derivative(self, *prims: str) -> None:
-        ZERO_DERIVATIVE.update(prims)
 
     def _per_operand(self, mode, prim, i, f, math, values, *, when: Callable | None = None,
                      arities: Sequence[int] = (), variant: str = "") -> None:

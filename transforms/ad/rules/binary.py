@@ -165,5 +165,3 @@ A.linear("clamp", 2, lambda g, lo, x, hi, ans: _select(T.lt(hi, x), zeros_like(g
 
 # --- zero derivative ----------------------------------------------------------------------------------
 
-A.zero_derivative("eq", "ne", "lt", "le", "gt", "ge", "eq_to", "le_to", "lt_to", "and", "or", "xor", "not",
-                  "shift_left", "shift_right_arithmetic", "shift_right_logical", "population_count", "clz")

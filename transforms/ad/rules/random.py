@@ -19,8 +19,6 @@ from rewrites.terms import Arr, T, apply, args_list
 from transforms.ad.rule import INT, ADBook, Values, dtype, require, shape
 
 A = ADBook("random")
-A.zero_derivative("random_seed", "random_wrap", "random_unwrap", "random_clone", "random_bits", "random_split",
-                  "random_fold_in", "threefry2x32", "rng_bit_generator")
 _LOG_SPACE = Values(lambda params, ins, outs: {"log_space": int(bool(params.get("log_space", False)))}, log_space=INT)
 _TINY = {name: float(ml_dtypes.finfo(np.dtype(name)).tiny) for name in ("float64", "float32", "float16", "bfloat16")}
 

@@ -130,7 +130,6 @@ def _prod_vjp(ct, x, ans, *, perm, flat, axis, before, after, reverse, last, lea
 A.jvp("reduce_prod", 0, _prod_jvp, values=_PROD, math="d prod(x) = sum_i dx_i prod_{j != i} x_j")
 A.vjp("reduce_prod", 0, _prod_vjp, values=_PROD, math="ct_x_i = ct prod_{j != i} x_j")
 
-A.zero_derivative("argmax", "argmin", "reduce_and", "reduce_or", "reduce_xor")
 
 # --- cumulative reductions --------------------------------------------------------------------------
 

@@ -158,5 +158,3 @@ by_dtype("vjp", "conj", lambda ct, x, ans, *, own: T.conj(ct, extra=own), lambda
          values=_OWN_CONJ, math="conj^T(c) = conj c (complex z); re c (real x)")
 
 # Results that never carry a tangent (JAX's defjvp_zero), and integer-only ops.
-A.zero_derivative("sign", "floor", "ceil", "round", "is_finite", "stop_gradient", "not", "population_count",
-                  "clz")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 
 from egglog import String, Vec, eq, i64, rule, union, var, vars_
 
+from ir.primitives import PRIMITIVES, primitives_with
 from rewrites.rule import EXACT, Rule
 from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, args_list, dtype_of, shape_of
 from transforms.ad.terms import ZEROS_EXTRA, zero
@@ -29,11 +30,9 @@ _rule("zero-decodable", "a symbolic zero evaluates as a broadcast 0 (params key 
       rule(eq(z).to(zero(sh, d))).then(
           union(z).with_(T.broadcast_in_dim(Arr.scalar(0.0, d), sh, EMPTY, extra=ZEROS_EXTRA)))])
 
-# Ops linear in the listed operand: a zero there makes the result a zero of the result's aval.
-LINEAR_IN = {"mul": (0, 1), "div": (0,), "neg": (0,), "convert_element_type": (0,), "reduce_sum": (0,),
-             "broadcast_in_dim": (0,), "reshape": (0,), "transpose": (0,), "squeeze": (0,), "rev": (0,),
-             "slice": (0,), "cumsum": (0,), "dot_general": (0, 1), "real": (0,), "imag": (0,), "conj": (0,),
-             "copy": (0,), "reduce_precision": (0,)}
+# Ops linear in the listed operand (the catalogue's `linear_in`, of the primitives with a typed constructor, which
+# the rule's pattern needs): a zero there makes the result a zero of the result's aval.
+LINEAR_IN = {p: PRIMITIVES[p].linear_in for p in primitives_with("term") if PRIMITIVES[p].linear_in}
 
 
 def _linear_zero(prim: str, i: int):

@@ -1,13 +1,15 @@
 """Batching rules of elementwise primitives: the op applied to the batched operands as it is, the
 unbatched ones given a leading axis of size 1 (see `transforms.batching.rule`)."""
 
-from ir.shapes.elementwise import NARY, UNARY
+from ir.primitives import primitives_with
 from transforms.batching.rule import Site, VmapBook
 
 V = VmapBook("elementwise")
 
-V.elementwise(*sorted(UNARY), *sorted(NARY), "pow", "integer_pow", "round", "reduce_precision",
-              "convert_element_type", "bitcast_convert_type",
+# Every elementwise primitive that broadcasts its operands (the three below have rules of their own), and
+# bitcast_convert_type, which acts per element as well.
+_OWN_RULES = {"select_n", "clamp", "add_any"}
+V.elementwise(*(p for p in primitives_with("elementwise") if p not in _OWN_RULES), "bitcast_convert_type",
               math="f(x, y)[b] = f(x[b], y) for an unbatched y: the op broadcasts y's leading axis of 1")
 
 

@@ -23,6 +23,7 @@ import math
 from ir import dtypes, lax
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.params import as_ints
+from ir.primitives import primitives_with
 from ir.tracing import bind_jaxpr, trace_flat
 from rewrites.terms import Arr, T, apply, args_list
 from transforms.batching.rule import INTS, Site, Values, VmapBook, dtype, node, params, shifted
@@ -33,9 +34,8 @@ MAX_BATCHED_INITS = 2  # reduce with up to this many operands when an init value
 
 # --- axis and cumulative reductions: the axes shifted past the batch axis ------------------------------
 
-AXIS_REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
-                   "reduce_xor", "argmax", "argmin")
-CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+AXIS_REDUCTIONS = primitives_with("reduction") + primitives_with("arg_reduction")
+CUMULATIVE = primitives_with("cumulative")
 
 for _prim in AXIS_REDUCTIONS:
     V.batch(_prim, "b", lambda x, *, op: op(x),
