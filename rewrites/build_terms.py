@@ -21,22 +21,12 @@ from typing import Any
 
 from egglog import bindings as eb
 
+from rewrites.encode import egg_int, egg_ints, egg_str
 from rewrites.terms import SPECS, TermSpec
 
 _SPAN = eb.PanicSpan()
 Term = eb.Call | eb.Lit
-
-
-def _int(v: int) -> eb.Lit:
-    return eb.Lit(_SPAN, eb.Int(int(v)))
-
-
-def _string(v: str) -> eb.Lit:
-    return eb.Lit(_SPAN, eb.String(v))
-
-
-def _ints(v: Sequence[int]) -> eb.Call:
-    return eb.Call(_SPAN, "vec-of", [_int(d) for d in v]) if len(v) else eb.Call(_SPAN, "vec-empty", [])
+_int, _string, _ints = egg_int, egg_str, egg_ints
 
 
 def _term(x: Any) -> Term:

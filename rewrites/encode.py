@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,8 +51,8 @@ def egg_str(v: str) -> eb.Lit:
     return eb.Lit(_SPAN, eb.String(v))
 
 
-def egg_ints(v: tuple[int, ...]) -> eb.Call:
-    return egg_call("vec-of", *map(egg_int, v)) if v else egg_call("vec-empty")
+def egg_ints(v: Sequence[int]) -> eb.Call:
+    return egg_call("vec-of", *map(egg_int, v)) if len(v) else egg_call("vec-empty")
 
 
 _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
