@@ -18,7 +18,7 @@ from tests.golden import cases, differences, recorded
 from tests.profile import ci_share
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = [c.id for c in ci_share(cases(), 30, by=lambda c: c.family)]
+SAMPLE = [c.id for c in ci_share(cases(), 60, by=lambda c: c.family)]
 IDS = sorted(set(SAMPLE) | {"program/residual_chain_16"})
 
 
