@@ -16,11 +16,11 @@ demo: $(STAMP)
 test: $(STAMP) system-deps
 	$(PY) -m pytest -q -rs -n auto
 
-# The day-to-day loop: ruff, then every test but the whole-corpus sweeps (tests.profile.SWEEPS), which `make test`
-# and CI keep running.
+# The day-to-day loop: ruff, then every test but the whole-corpus sweeps (tests.profile.SWEEPS), under the `dev`
+# hypothesis profile (30 examples a property); `make test` and CI keep the sweeps and the `ci` profile.
 check: $(STAMP)
 	.venv/bin/ruff check .
-	$(PY) -m pytest -q -rs -n auto -m "not sweep"
+	HYPOTHESIS_PROFILE=dev $(PY) -m pytest -q -rs -n auto -m "not sweep"
 
 # Debian packages the tests need: chromium (the browser test of `eqjax show`'s page, driven by playwright without
 # `playwright install`) and graphviz (`dot`, which `eqjax show` lays out with). Installed only when missing.
