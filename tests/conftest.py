@@ -16,7 +16,7 @@ settings.register_profile("ci", max_examples=100, deadline=None, derandomize=Tru
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("nightly", max_examples=5000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=30, deadline=None)
+settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(PROFILE)
 os.environ["EQJAX_CACHE"] = "off"
 
