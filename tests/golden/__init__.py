@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ProcessPoolExecutor
+from functools import cache
 from pathlib import Path
 
 from eval.oracle import Case, load_fixtures, parse_case
@@ -29,7 +30,13 @@ UNBOUNDED = 3600.0  # seconds
 
 
 def cases() -> list[Case]:
-    return load_fixtures([ORACLE])
+    return list(_cases_by_id().values())
+
+
+@cache
+def _cases_by_id() -> dict[str, Case]:
+    """The oracle cases by id, loaded once per process (a pool worker derives many)."""
+    return {c.id: c for c in load_fixtures([ORACLE])}
 
 
 def derivations(case: Case) -> dict[str, str]:
@@ -64,8 +71,7 @@ def _printed(derive) -> str:
 
 
 def _derive_id(case_id: str) -> tuple[str, dict[str, str]]:
-    case = next(c for c in cases() if c.id == case_id)
-    return case_id, derivations(case)
+    return case_id, derivations(_cases_by_id()[case_id])
 
 
 def derive_all(ids: list[str], jobs: int) -> dict[str, dict[str, str]]:
