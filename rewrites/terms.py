@@ -274,15 +274,16 @@ def default_params(prim: str, in_avals: list) -> dict | None:
 
 
 class _Ops:
-    """`T.add(x, y)`, `T.reduce_sum(x, axes)`: the constructors with `extra` defaulting to "" (the
-    primitive's default params), for writing rules."""
+    """`T.add(x, y)`, `T.reduce_sum(x, axes)`, `T.scatter_add(x, i, u, extra=s)`: the constructors, named as
+    their egglog names without `p_`, with `extra` defaulting to "" (the primitive's default params), for
+    writing rules."""
 
     def __getattr__(self, name: str):
-        prim = name
-        ctor = CONSTRUCTORS.get(prim)
-        if ctor is None:
-            raise AttributeError(f"no term constructor for primitive {prim!r}")
-        n = SPECS[prim].arity + len(SPECS[prim].fields)
+        spec = BY_EGG_NAME.get("p_" + name)
+        if spec is None:
+            raise AttributeError(f"no term constructor for primitive {name!r}")
+        prim, n = spec.primitive, spec.arity + len(spec.fields)
+        ctor = CONSTRUCTORS[prim]
 
         def build(*args, extra: Any = ""):
             if len(args) != n:

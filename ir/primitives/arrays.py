@@ -23,7 +23,7 @@ define("squeeze", operands=1, params={"dimensions": field(INTS)}, traits={"data_
        linear_in=(0,))
 define("concatenate", operands=variadic(1), params={"dimension": NAT}, traits={"data_movement"})
 define("stack", operands=variadic(1), params={"axis": NAT}, traits={"data_movement"})
-define("tile", operands=1, params={"reps": INTS}, traits={"data_movement"}, linear_in=(0,))
+define("tile", operands=1, params={"reps": INTS}, traits={"data_movement", "term"}, linear_in=(0,))
 define("pad", operands=2, params={"padding_config": PAIRS}, traits={"data_movement", "term"})
 define("rev", operands=1, params={"dimensions": field(INTS)}, traits={"data_movement", "term"}, linear_in=(0,))
 define("split", operands=1, results=variadic(1), params={"sizes": INTS, "axis": NAT}, traits={"data_movement"})

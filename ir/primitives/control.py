@@ -43,8 +43,8 @@ define("scan", **_ANY_COUNT, traits=_CALLS,
                "unroll": ANY, "_split_transpose": ANY})
 define("custom_linear_solve", **_ANY_COUNT, params={"const_lengths": RECORD, "jaxprs": RECORD}, traits=_CALLS)
 define("optimization_barrier", **_ANY_COUNT, traits={"data_movement", "metadata_only"})
-define("platform_index", operands=0, params={"platforms": ANY}, traits={"data_movement"},
+define("platform_index", operands=0, params={"platforms": ANY}, traits={"data_movement", "term"},
        gaps={**NOT_DIFFERENTIABLE, "batching": NO_OPERANDS})
 # A placeholder for a residual a cond branch does not produce (partial-eval'd gradients).
-define("empty2", operands=0, params={"dtype": DTYPE, "memory_space": ANY}, traits={"data_movement", "zero_derivative"},
-       gaps={"batching": NO_OPERANDS})
+define("empty2", operands=0, params={"dtype": DTYPE, "memory_space": ANY},
+       traits={"data_movement", "zero_derivative", "term"}, gaps={"batching": NO_OPERANDS})

@@ -14,15 +14,15 @@ define("slice", operands=1, traits={"data_movement", "region_read", "term"}, lin
                "strides": Param("ints", optional=True, default=None)})
 define("dynamic_slice", operands=variadic(1), params={"slice_sizes": INTS}, traits={"data_movement", "region_read"})
 define("dynamic_update_slice", operands=variadic(2), traits={"data_movement"})
-define("gather", operands=2, traits={"data_movement", "region_read"},
+define("gather", operands=2, traits={"data_movement", "region_read", "term"},
        params={"dimension_numbers": RECORD, "slice_sizes": INTS, "indices_are_sorted": BOOL, "unique_indices": BOOL,
                "mode": ENUM, "fill_value": Param("float", optional=True)})
-define("scatter", operands=3, params=_SCATTER, traits={"data_movement", "scalar_combiner"})
-define("scatter-add", operands=3, params=_SCATTER, traits={"scalar_combiner"})
-define("scatter-sub", operands=3, params=_SCATTER, traits={"scalar_combiner"})
-define("scatter-mul", operands=3, params=_SCATTER, traits={"scalar_combiner"})
-define("scatter-min", operands=3, params=_SCATTER, traits={"scalar_combiner"})
-define("scatter-max", operands=3, params=_SCATTER, traits={"scalar_combiner"})
+define("scatter", operands=3, params=_SCATTER, traits={"data_movement", "scalar_combiner", "term"})
+define("scatter-add", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
+define("scatter-sub", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
+define("scatter-mul", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
+define("scatter-min", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
+define("scatter-max", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
 define("sort", operands=variadic(1), results=variadic(1), params={"dimension": NAT, "is_stable": BOOL, "num_keys": NAT})
 define("top_k", operands=1, results=2, params={"k": NAT, "axis": Param("int", required=False)})
 define("approx_top_k", operands=1, results=2,

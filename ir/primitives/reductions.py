@@ -33,11 +33,12 @@ define("cummax", operands=1, params=_CUMULATIVE, traits={"cumulative", "term"})
 define("cummin", operands=1, params=_CUMULATIVE, traits={"cumulative", "term"})
 define("cumlogsumexp", operands=1, params=_CUMULATIVE, traits={"cumulative", "term"})
 
-define("reduce_window_sum", operands=1, params=_WINDOW, linear_in=(0,))
-define("reduce_window_max", operands=1, params=_WINDOW)
-define("reduce_window_min", operands=1, params=_WINDOW)
+define("reduce_window_sum", operands=1, params=_WINDOW, linear_in=(0,), traits={"term"})
+define("reduce_window_max", operands=1, params=_WINDOW, traits={"term"})
+define("reduce_window_min", operands=1, params=_WINDOW, traits={"term"})
 define("reduce_window", operands=variadic(2), results=variadic(1), params={**_WINDOW, "jaxpr": JAXPR, "consts": ANY},
        traits={"scalar_combiner"}, gaps={"vjp": "the generic reduce_window: JAX has no VJP either"})
 define("select_and_scatter_add", operands=2, linear_in=(0,),
-       params={"window_dimensions": INTS, "window_strides": INTS, "padding": PAIRS, "select_prim": ANY})
-define("select_and_gather_add", operands=2, params={**_WINDOW, "select_prim": ANY}, linear_in=(0,))
+       params={"window_dimensions": INTS, "window_strides": INTS, "padding": PAIRS, "select_prim": ANY},
+       traits={"term"})
+define("select_and_gather_add", operands=2, params={**_WINDOW, "select_prim": ANY}, linear_in=(0,), traits={"term"})

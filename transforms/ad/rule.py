@@ -173,7 +173,7 @@ class ADBook:
         """The op is linear in each operand listed: its tangent share is the op itself (same params)
         with the tangent in that operand's place (`reduce_sum(t)`, `gather(t, idx)`, `dot(t, y)`)."""
         spec = SPECS.get(prim)
-        n = spec.arity if spec is not None and arity is None else arity
+        n = spec.arity if spec is not None else arity
         if n is None:
             raise ValueError(f"jvp_linear({prim!r}) needs the arity of an `apply`-held primitive")
         fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields] if spec is not None else []
@@ -185,8 +185,11 @@ class ADBook:
         def held(xs):
             return apply(String(prim), extra, args_list(xs))
 
-        # A typed primitive whose params do not fit its fields (np.int64 values, say) is held by `apply`.
-        forms = [(typed, ""), (held, "apply")] if spec is not None and arity is None else [(held, "")]
+        # A primitive with typed fields whose params do not fit them (np.int64 values, say) is held by `apply` too.
+        if spec is None:
+            forms = [(held, "")]
+        else:
+            forms = [(typed, ""), (held, "apply")] if spec.fields else [(typed, "")]
         for i in operands:
             for node, variant in forms:
                 def f(g, *rest, i=i, node=node):

@@ -25,7 +25,7 @@ from ir.lax import ConvDimensionNumbers
 from ir.params import Record, as_ints
 from ir.primitives import abstract_eval
 from rewrites.analyses.shapes import dimension_numbers
-from rewrites.terms import T, apply, args_list
+from rewrites.terms import T
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, dtype, params, require, zeros_like
 from transforms.rulebook import ValueType
 
@@ -244,7 +244,7 @@ def _conv_lhs_vjp(kernel_regroup: bool, result_regroup: bool, convert: bool) -> 
         w = T.rev(w, spatial)
         if convert:
             w = T.convert_element_type(w, dtype(ct))
-        out = apply("conv_general_dilated", conv, args_list([ct, w]))
+        out = T.conv_general_dilated(ct, w, extra=conv)
         if convert:
             out = T.convert_element_type(out, dtype(x))
         if result_regroup:
@@ -277,7 +277,7 @@ def _conv_rhs_vjp(convert: bool) -> Callable:
     def f(ct, x, w, ans, *, conv):
         if convert:
             x = T.convert_element_type(x, dtype(ct))
-        out = apply("conv_general_dilated", conv, args_list([x, ct]))
+        out = T.conv_general_dilated(x, ct, extra=conv)
         return T.convert_element_type(out, dtype(w)) if convert else out
 
     return f
@@ -349,7 +349,7 @@ def _ragged_values(operand: int) -> Callable:
 def _ragged_vjp(operand: int, convert: bool) -> Callable:
     def f(ct, x, y, group_sizes, ans, *, ragged, perm):
         operands = [ct, y, group_sizes] if operand == 0 else [x, ct, group_sizes]
-        out = T.transpose(apply("ragged_dot_general", ragged, args_list(operands)), perm)
+        out = T.transpose(T.ragged_dot_general(*operands, extra=ragged), perm)
         return T.convert_element_type(out, dtype((x, y)[operand])) if convert else out
 
     return f

@@ -19,7 +19,7 @@ from egglog import Vec, eq, f64, i64
 
 from ir.params import Symbol, as_ints
 from ir.shapes.fft import FFT, IFFT, IRFFT, RFFT, fft_type_code
-from rewrites.terms import Arr, T, apply, args_list
+from rewrites.terms import Arr, T
 from transforms.ad.rule import INT, INTS, ADBook, Values, dtype, params, require
 
 A = ADBook("fft")
@@ -55,7 +55,7 @@ def _mask(inner, pad, inside: f64, ends: f64, dt) -> Arr:
 
 
 def _fft(params, x: Arr) -> Arr:
-    return apply("fft", params, args_list([x]))
+    return T.fft(x, extra=params)
 
 
 def _guarded(number: int, f):

@@ -34,7 +34,7 @@ from egglog import String, Vec, eq, i64, var
 from ir import dtypes, lax
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import Arr, T, apply, args_list, call, get
+from rewrites.terms import CONSTRUCTORS, Arr, T, apply, args_list, call, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params, require, zeros_like
 from transforms.ad.rules.indexing_params import (
     FILL_OR_DROP,
@@ -67,7 +67,7 @@ def _counted(mode: str, prim: str, slot: str, whole: bool, n_primals: int, n_out
 def _own(prim: str, xs: list, ans: Arr) -> String:
     """The primal equation's own params (its `extra`), read by matching its result."""
     s = var("own", String)
-    require(eq(ans).to(apply(prim, s, args_list(xs))))
+    require(eq(ans).to(CONSTRUCTORS[prim](*xs, s)))
     return s
 
 
@@ -122,12 +122,11 @@ def _gather_transpose(p, ins, outs):
                                           p["unique_indices"], p["indices_are_sorted"])}
 
 
-A.jvp("gather", 0, lambda g, x, idx, ans, *, gather: apply("gather", gather, args_list([g, idx])),
+A.jvp("gather", 0, lambda g, x, idx, ans, *, gather: T.gather(g, idx, extra=gather),
       values=Values(lambda p, ins, outs: {"gather": {**p, "fill_value": _fill_zero(p["mode"])}},
                     gather=params("gather")),
       math="d gather(x, i) = gather(dx, i) (linear; out-of-bounds slices fill with 0)")
-A.vjp("gather", 0, lambda ct, x, idx, ans, *, scatter: apply("scatter-add", scatter,
-                                                           args_list([zeros_like(x), idx, ct])),
+A.vjp("gather", 0, lambda ct, x, idx, ans, *, scatter: T.scatter_add(zeros_like(x), idx, ct, extra=scatter),
       values=Values(_gather_transpose, scatter=params("scatter-add")),
       math="gather(x, i)^T ct = scatter_add(zeros, i, ct) (mirrored dimension numbers, same mode)")
 
@@ -186,15 +185,15 @@ for _r in RANKS:
 # --- scatter-add, scatter-sub -----------------------------------------------------------------------
 
 for _prim in ("scatter-add", "scatter-sub"):
-    A.jvp_whole(_prim, lambda ts, xs, outs, prim=_prim: [apply(prim, _own(prim, xs, outs[0]),
-                                                               args_list([ts[0], xs[1], ts[2]]))],
+    A.jvp_whole(_prim, lambda ts, xs, outs, prim=_prim: [CONSTRUCTORS[prim](ts[0], xs[1], ts[2],
+                                                                            _own(prim, xs, outs[0]))],
                 arity=3, math=f"d {_prim}(x, i, u) = {_prim}(dx, i, du) (linear in x and u)")
     A.vjp(_prim, 0, lambda ct, x, idx, u, ans: ct, math=f"{_prim}(x, i, u)^T ct for x = ct")
 _READ_UPDATES = Values(lambda p, ins, outs: {"read": _read_updates(p, ins)}, read=params("gather"))
-A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, *, read: apply("gather", read, args_list([ct, idx])),
+A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, *, read: T.gather(ct, idx, extra=read),
       values=_READ_UPDATES,
       math="scatter_add(x, i, u)^T ct for u = gather(ct, i) (the windows read back, fill 0)")
-A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, *, read: T.neg(apply("gather", read, args_list([ct, idx]))),
+A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, *, read: T.neg(T.gather(ct, idx, extra=read)),
       values=_READ_UPDATES,
       math="scatter_sub(x, i, u)^T ct for u = -gather(ct, i) (the windows read back, fill 0)")
 
@@ -235,8 +234,8 @@ def _id_masks(x, idx, u, ans, iota, ids_shape, upd_shape, op_shape, id_dtype, re
     """JAX's `_scatter_jvp` steps a)-c): (operand positions no update landed on, updates that won)."""
     ids = T.add(T.reshape(T.iota(extra=iota), ids_shape), _full(1.0, id_dtype, upd_shape))
     no_ids = _full(0.0, id_dtype, op_shape)
-    scattered = apply("scatter", _own("scatter", [x, idx, u], ans), args_list([no_ids, idx, ids]))
-    return T.eq(scattered, no_ids), T.eq(ids, apply("gather", read_ids, args_list([scattered, idx])))
+    scattered = T.scatter(no_ids, idx, ids, extra=_own("scatter", [x, idx, u], ans))
+    return T.eq(scattered, no_ids), T.eq(ids, T.gather(scattered, idx, extra=read_ids))
 
 
 def _scatter_jvp(unique: bool):
@@ -244,10 +243,10 @@ def _scatter_jvp(unique: bool):
         [x, idx, u], [ans] = xs, outs
         _unique(vals["unique"], int(unique))
         if unique:
-            return apply("scatter", _own("scatter", xs, ans), args_list([ts[0], idx, ts[2]]))
+            return T.scatter(ts[0], idx, ts[2], extra=_own("scatter", xs, ans))
         kept, won = _id_masks(x, idx, u, ans, *(vals[k] for k in _ID_MASK_VALUES))
-        return apply("scatter-add", vals["kept"], args_list([_select(kept, ts[0], zeros_like(x)), idx,
-                                                        _select(won, ts[2], zeros_like(u))]))
+        return T.scatter_add(_select(kept, ts[0], zeros_like(x)), idx, _select(won, ts[2], zeros_like(u)),
+                             extra=vals["kept"])
     return build
 
 
@@ -256,8 +255,8 @@ def _scatter_vjp(i: int, unique: bool):
         [ct], [x, idx, u], [ans] = seeds, xs, outs
         _unique(vals["unique"], int(unique))
         if unique and i == 0:  # JAX's `_scatter_transpose_rule`
-            return apply("scatter", _own("scatter", xs, ans), args_list([ct, idx, zeros_like(u)]))
-        read_ct = apply("gather", vals["read_ct"], args_list([ct, idx]))
+            return T.scatter(ct, idx, zeros_like(u), extra=_own("scatter", xs, ans))
+        read_ct = T.gather(ct, idx, extra=vals["read_ct"])
         if unique:
             return read_ct
         kept, won = _id_masks(x, idx, u, ans, *(vals[k] for k in _ID_MASK_VALUES))
@@ -291,17 +290,17 @@ def _scatter_mul_updates(p, ins, outs):
 
 
 _MUL_UPDATES = Values(_scatter_mul_updates, place=params("scatter-add"), read=params("gather"))
-A.jvp("scatter-mul", 0, lambda g, x, idx, u, ans: apply("scatter-mul", _own("scatter-mul", [x, idx, u], ans),
-                                                        args_list([g, idx, u])),
+A.jvp("scatter-mul", 0,
+      lambda g, x, idx, u, ans: T.scatter_mul(g, idx, u, extra=_own("scatter-mul", [x, idx, u], ans)),
       math="d scatter_mul(x, i, u) for x = scatter_mul(dx, i, u) (linear in x)")
 A.jvp("scatter-mul", 2, lambda g, x, idx, u, ans, *, place, read:
-      T.mul(x, apply("scatter-add", place, args_list([zeros_like(x), idx, g]))), values=_MUL_UPDATES,
+      T.mul(x, T.scatter_add(zeros_like(x), idx, g, extra=place)), values=_MUL_UPDATES,
       math="d scatter_mul(x, i, u) for u = x * scatter_add(zeros, i, du) (unique indices)")
-A.vjp("scatter-mul", 0, lambda ct, x, idx, u, ans: apply("scatter-mul", _own("scatter-mul", [x, idx, u], ans),
-                                                         args_list([ct, idx, u])),
+A.vjp("scatter-mul", 0,
+      lambda ct, x, idx, u, ans: T.scatter_mul(ct, idx, u, extra=_own("scatter-mul", [x, idx, u], ans)),
       math="scatter_mul(x, i, u)^T ct for x = scatter_mul(ct, i, u)")
 A.vjp("scatter-mul", 2, lambda ct, x, idx, u, ans, *, place, read:
-      apply("gather", read, args_list([T.mul(x, ct), idx])), values=_MUL_UPDATES,
+      T.gather(T.mul(x, ct), idx, extra=read), values=_MUL_UPDATES,
       math="scatter_mul(x, i, u)^T ct for u = gather(x * ct, i) (unique indices)")
 
 
@@ -328,13 +327,13 @@ def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[
     """The weights of the operand's and the updates' tangents in each window (JAX's operand_coef and
     updates_coef): an update that lands gets 1/n of the n equal candidates, the operand keeps its share."""
     def gather(a):
-        return apply("gather", read, args_list([a, idx]))
+        return T.gather(a, idx, extra=read)
 
     ones, zeros_u, zeros_x, one = _full(1.0, dt, upd_shape), zeros_like(u), zeros_like(x), Arr.scalar(1.0, dt)
     target = gather(ans)
     landed, retained = T.eq(u, target), T.eq(gather(x), target)
-    num_updates = gather(apply("scatter-add", count, args_list([zeros_x, idx, _select(landed, ones, zeros_u)])))
-    num_refs = gather(apply("scatter-add", count, args_list([zeros_x, idx, ones])))
+    num_updates = gather(T.scatter_add(zeros_x, idx, _select(landed, ones, zeros_u), extra=count))
+    num_refs = gather(T.scatter_add(zeros_x, idx, ones, extra=count))
     shared = T.div(one, T.add(num_updates, one))
     updates_coef = _select(landed, _select(retained, shared, T.div(one, num_updates)), zeros_u)
     operand_coef = T.div(T.add(Arr.scalar(-1.0, dt), _select(retained, shared, zeros_u)), num_refs)
@@ -344,18 +343,18 @@ def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[
 def _extremal_jvp(ts, xs, outs, *, read, count, tangent, upd_shape, dt, read_ct, back):
     [x, idx, u], [ans] = xs, outs
     operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
-    target_tangents = apply("gather", read, args_list([ts[0], idx]))
+    target_tangents = T.gather(ts[0], idx, extra=read)
     tangent_updates = T.add(T.mul(target_tangents, operand_coef), T.mul(ts[2], updates_coef))
-    return [apply("scatter-add", tangent, args_list([ts[0], idx, tangent_updates]))]
+    return [T.scatter_add(ts[0], idx, tangent_updates, extra=tangent)]
 
 
 def _extremal_vjp(i: int):
     def build(ct, x, idx, u, ans, *, read, count, tangent, upd_shape, dt, read_ct, back):
         operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
-        windows = apply("gather", read_ct, args_list([ct, idx]))
+        windows = T.gather(ct, idx, extra=read_ct)
         if i == 2:
             return T.mul(windows, updates_coef)
-        return T.add(ct, apply("scatter-add", back, args_list([zeros_like(x), idx, T.mul(windows, operand_coef)])))
+        return T.add(ct, T.scatter_add(zeros_like(x), idx, T.mul(windows, operand_coef), extra=back))
     return build
 
 
@@ -412,13 +411,12 @@ def _sort_indices(xs, outs, vals) -> Arr:
 for _n in SORT_OPERANDS:
     for _j in range(_n):
         _counted("jvp", "sort", f"out{_j}", True, _n, _n,
-                 lambda ts, xs, outs, vals, j=_j: apply("gather", vals["by"], args_list(
-                     [ts[j], _sort_indices(xs, outs, vals)])),
+                 lambda ts, xs, outs, vals, j=_j: T.gather(ts[j], _sort_indices(xs, outs, vals), extra=vals["by"]),
                  _sort_values(None),
                  "d sort(xs)_j = gather(dx_j, the permutation sorting an iota along)", f"-{_n}")
         _counted("vjp", "sort", str(_j), True, _n, _n,
-                 lambda cts, xs, outs, vals, j=_j: apply("scatter-add", vals["by"], args_list(
-                     [zeros_like(xs[j]), _sort_indices(xs, outs, vals), cts[j]])),
+                 lambda cts, xs, outs, vals, j=_j: T.scatter_add(
+                     zeros_like(xs[j]), _sort_indices(xs, outs, vals), cts[j], extra=vals["by"]),
                  _sort_values(_j),
                  "sort(xs)^T cts for x_j = scatter_add(zeros, the permutation, ct_j)", f"-{_n}")
 
@@ -435,10 +433,9 @@ def _top_values(axis_param: str, default: int) -> Values:
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
     _values = _top_values(_axis, -1)
     _counted("jvp", _prim, "out0", True, 1, 2,
-             lambda ts, xs, outs, vals: apply("gather", vals["read"], args_list(
-                 [ts[0], T.reshape(outs[1], vals["idx_shape"])])),
+             lambda ts, xs, outs, vals: T.gather(ts[0], T.reshape(outs[1], vals["idx_shape"]), extra=vals["read"]),
              _values, f"d {_prim}(x)_values = gather(dx, the result indices) along the axis", "")
     _counted("vjp", _prim, "0", True, 1, 2,
-             lambda cts, xs, outs, vals: apply("scatter-add", vals["back"], args_list(
-                 [zeros_like(xs[0]), T.reshape(outs[1], vals["idx_shape"]), cts[0]])),
+             lambda cts, xs, outs, vals: T.scatter_add(
+                 zeros_like(xs[0]), T.reshape(outs[1], vals["idx_shape"]), cts[0], extra=vals["back"]),
              _values, f"{_prim}(x)^T (ct_values, _) = scatter_add(zeros, the result indices, ct_values)", "")

@@ -107,7 +107,7 @@ class Kit:
         return T.real(x) if self.cplx else x
 
     def ts(self, a: Arr, b: Arr, params) -> Arr:
-        return apply("triangular_solve", params, args_list([a, b]))
+        return T.triangular_solve(a, b, extra=params)
 
     def iota(self, grid: str, axis: int) -> Arr:
         return T.iota(extra=getattr(self.v, f"{grid}_{'rc'[axis]}"))
@@ -133,20 +133,19 @@ class Kit:
 
     def diag(self, x: Arr) -> Arr:
         """JAX's `_extract_diagonal`: x[..., i, i]."""
-        return apply("gather", self.v.diag_read, args_list([x, self._diag_indices()]))
+        return T.gather(x, self._diag_indices(), extra=self.v.diag_read)
 
     def undiag(self, s: Arr, grid: str, dt) -> Arr:
         """The diagonal matrix of s (JAX's `_construct_diagonal`; the transpose of `diag`)."""
-        return apply("scatter-add", self.v.diag_write, args_list([self.zeros(grid, dt), self._diag_indices(), s]))
+        return T.scatter_add(self.zeros(grid, dt), self._diag_indices(), s, extra=self.v.diag_write)
 
     def rows(self, x: Arr, perm: Arr) -> Arr:
         """x[..., perm, :] (JAX's `a[permutation]`)."""
-        return apply("gather", self.v.rows_read, args_list([x, T.reshape(perm, self.v.perm_shape)]))
+        return T.gather(x, T.reshape(perm, self.v.perm_shape), extra=self.v.rows_read)
 
     def unrows(self, ct: Arr, perm: Arr, grid: str, dt) -> Arr:
         """The transpose of `rows`: ct's rows added into zeros at the rows perm names."""
-        return apply("scatter-add", self.v.rows_write,
-                     args_list([self.zeros(grid, dt), T.reshape(perm, self.v.perm_shape), ct]))
+        return T.scatter_add(self.zeros(grid, dt), T.reshape(perm, self.v.perm_shape), ct, extra=self.v.rows_write)
 
 
 # --- the values the kit reads ------------------------------------------------------------------------
@@ -318,7 +317,7 @@ for _mode, _make, _math in (
     entry(A, _mode, "triangular_solve", "0", TRIANGULAR, _triangular_values,
           {f"{s}-{c}": _make(s, c == "conj") for s in _SIDES for c in ("plain", "conj")}, arity=2, math=_math)
 A.jvp_linear("triangular_solve", [1], arity=2, math="d_b X = op(A)^-1 db (linear in b)")
-A.vjp("triangular_solve", 1, lambda ct, a, b, ans, *, flipped: apply("triangular_solve", flipped, args_list([a, ct])),
+A.vjp("triangular_solve", 1, lambda ct, a, b, ans, *, flipped: T.triangular_solve(a, ct, extra=flipped),
       values=Values(lambda p, ins, outs: {"flipped": {**p, "transpose_a": not p["transpose_a"]}}, flipped=SOLVE),
       math="B_bar = op(A)^-T ct: the solve with transpose_a flipped (JAX's _triangular_solve_transpose_rule)")
 
@@ -360,7 +359,7 @@ def _tridiagonal_jvp(seeds, xs, outs, v):
     super_band = T.mul(T.broadcast_in_dim(T.slice(ddu, v.vec_origin, v.vec_head), v.band_shape, v.vec_dims), below)
     product = T.add(T.add(T.mul(T.broadcast_in_dim(dd, v.x_shape, v.vec_dims), x),
                           T.pad(sub_band, zero, extra=v.rows_front)), T.pad(super_band, zero, extra=v.rows_back))
-    return apply("tridiagonal_solve", v.own, args_list([*xs[:3], T.sub(db, product)]))
+    return T.tridiagonal_solve(*xs[:3], T.sub(db, product), extra=v.own)
 
 
 def _tridiagonal_vjp(i: int):
@@ -368,9 +367,9 @@ def _tridiagonal_vjp(i: int):
     def f(seeds, xs, outs, v):
         (dl, d, du, _), x, ct = xs, outs[0], seeds[0]
         zero = Arr.scalar(0.0, dtype(ct))
-        u = apply("tridiagonal_solve", v.own, args_list([
-            T.pad(T.slice(du, v.vec_origin, v.vec_head), zero, extra=v.vec_front), d,
-            T.pad(T.slice(dl, v.vec_start, v.vec_limit), zero, extra=v.vec_back), ct]))
+        u = T.tridiagonal_solve(T.pad(T.slice(du, v.vec_origin, v.vec_head), zero, extra=v.vec_front), d,
+                                T.pad(T.slice(dl, v.vec_start, v.vec_limit), zero, extra=v.vec_back), ct,
+                                extra=v.own)
         if i == 3:
             return u
         y_bar, (above, below) = T.neg(u), _bands(x, v)

@@ -14,7 +14,7 @@ from egglog import Vec, i64
 
 from ir import dtypes
 from ir.errors import UnsupportedPrimitive
-from rewrites.terms import Arr, T, apply, args_list, call, get
+from rewrites.terms import Arr, T, args_list, call, get
 from transforms.ad.rule import INTS, STR, ADBook, dtype, params
 from transforms.ad.rules.linalg import (
     DIAGONAL,
@@ -78,7 +78,7 @@ def _qr_jvp(pivoting: bool, cplx: bool):
     def f(seeds, xs, outs, v):
         k, dt, (q, r), dx = Kit(v, cplx), dtype(xs[0]), outs[:2], seeds[0]
         if pivoting:
-            dx = apply("gather", v.cols_read, args_list([dx, T.reshape(outs[2], v.cols_idx)]))
+            dx = T.gather(dx, T.reshape(outs[2], v.cols_idx), extra=v.cols_read)
         a = k.ts(r, dx, v.solve)
         qt = k.mm(k.h(q), a)
         low = k.tril(qt, "sq", -1, dt)
@@ -99,7 +99,7 @@ def _qr_vjp(pivoting: bool, cplx: bool):
         dx_bar = k.ts(r, T.add(cq, k.mm(k.conj(q), qt_bar)), v.solve_t)
         if pivoting:
             zeros = T.broadcast_in_dim(Arr.scalar(0.0, dt), v.x_shape, EMPTY)
-            dx_bar = apply("scatter-add", v.cols_write, args_list([zeros, T.reshape(outs[2], v.cols_idx), dx_bar]))
+            dx_bar = T.scatter_add(zeros, T.reshape(outs[2], v.cols_idx), dx_bar, extra=v.cols_write)
         return dx_bar
     return f
 

@@ -286,8 +286,8 @@ def _window_sum_transpose(p, ins, outs):
 
 
 A.jvp_linear("reduce_window_sum", [0], arity=1, math="d window_sum(x) = window_sum(dx)")
-A.vjp("reduce_window_sum", 0, lambda ct, x, ans, *, pad, window: apply(
-          "reduce_window_sum", window, args_list([T.pad(ct, Arr.scalar(0.0, dtype(ct)), extra=pad)])),
+A.vjp("reduce_window_sum", 0, lambda ct, x, ans, *, pad, window: T.reduce_window_sum(
+          T.pad(ct, Arr.scalar(0.0, dtype(ct)), extra=pad), extra=window),
       values=Values(_window_sum_transpose, pad=params("pad"), window=params("reduce_window_sum")),
       math="window_sum^T ct = window_sum(pad(ct)) with strides and base dilation swapped")
 
@@ -316,11 +316,11 @@ def _scatter_params(prim, select=None):
 
 
 def _gather(t: Arr, x: Arr, params) -> Arr:
-    return apply("select_and_gather_add", params, args_list([t, x]))
+    return T.select_and_gather_add(t, x, extra=params)
 
 
 def _scatter(ct: Arr, x: Arr, params) -> Arr:
-    return apply("select_and_scatter_add", params, args_list([ct, x]))
+    return T.select_and_scatter_add(ct, x, extra=params)
 
 
 for _prim, _select_prim in (("reduce_window_max", "ge"), ("reduce_window_min", "le")):
