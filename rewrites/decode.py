@@ -17,7 +17,7 @@ from ir.primitives import abstract_eval, get_primitive
 from ir.typecheck import typecheck
 from rewrites.egraph_view import EGraphView, ENode
 from rewrites.encode import Encoding
-from rewrites.terms import SPECS, default_params
+from rewrites.terms import SPECS, TermSpec, default_params
 
 _LISTS = frozenset({"cons", "nil", "body", "bcons", "bnil"})  # nodes that are not arrays: no aval
 
@@ -35,13 +35,20 @@ def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict
     *fields, extra = node.payload
     params = {name: kind.decode(v) for (name, kind), v in zip(spec.fields, fields, strict=True)}
     if extra:
-        params.update(enc.params_of(extra))
+        params.update(spelled_as_given(spec, params, enc.params_of(extra)))
     else:
         defaults = default_params(node.op, in_avals)
         if defaults is None:
             raise EqjaxError(f"a rule built a {node.op} node without params, and {node.op} has no defaults")
         params.update(defaults)
     return params
+
+
+def spelled_as_given(spec: TermSpec, fields: dict, extra: dict) -> dict:
+    """`extra`'s params, where one that spells a typed field's value (`np.int64(1)` for 1, `encode_fields`)
+    stays only if the field still holds that value: a rule that rewrote the field carried the old spelling."""
+    return {name: v for name, v in extra.items()
+            if name not in fields or spec.kind_of(name).nearest(v) == spec.kind_of(name).nearest(fields[name])}
 
 
 def node_primitive(node: ENode) -> str:

@@ -471,12 +471,9 @@ def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[
         return [egg_call("get", tup, egg_int(i)) for i in range(n_out)]
     spec = SPECS.get(prim)
     if spec is not None and spec.arity == len(operands):
-        fitted = encode_fields(spec, params)
-        if fitted is not None:
-            values, rest = fitted
-            fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v)
-                      for (_, kind), v in zip(spec.fields, values, strict=True)]
-            return [egg_call(spec.constructor_name, *operands, *fields, egg_str(enc.extra_key(prim, rest, in_avals)))]
+        values, rest = encode_fields(spec, params)
+        fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
+        return [egg_call(spec.constructor_name, *operands, *fields, egg_str(enc.extra_key(prim, rest, in_avals)))]
     return [egg_call("apply", egg_str(prim), egg_str(enc.extra_key(prim, params)), egg_args(operands))]
 
 

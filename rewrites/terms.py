@@ -43,6 +43,7 @@ from typing import Any
 from egglog import EGraph, Expr, StringLike, Vec, f64Like, function, i64, i64Like, method, relation
 from egglog.declarations import LitDecl
 
+from ir.errors import JaxprTypeError
 from ir.primitives import PRIMITIVES, Primitive, primitives_with
 from rewrites import egglog_fast  # noqa: F401  (before any expression is built)
 
@@ -153,26 +154,40 @@ def args_list(xs: list[Arr]) -> Args:
 
 
 # --- typed param fields -------------------------------------------------------------------------
-# A field kind says how one param is held in the e-graph and read back. `encode` returns None when
-# the value does not fit the kind exactly; the equation is then encoded with `apply`.
+# A field kind says how one param is held in the e-graph and read back. `encode` gives the field's value
+# for a param value it holds exactly; `nearest` the value of one it holds only up to spelling (NumPy ints
+# such as `np.int64(1)`, a list for a tuple), whose printed form then rides in `extra` (`encode_fields`).
 
 
 @dataclass(frozen=True)
 class FieldKind:
-    """`encode` gives the plain Python value the field holds (int, tuple of ints or str), or None."""
+    """`encode`/`nearest` give the plain Python value the field holds (int, tuple of ints or str), or None."""
 
     name: str
     egg_type: Any
     encode: Callable[[Any], Any]
     decode: Callable[[Any], Any]
+    nearest: Callable[[Any], Any]
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _encode_int(v):
     return int(v) if type(v) is int else None
 
 
+def _nearest_int(v):
+    return int(v) if _is_int(v) else None
+
+
 def _encode_ints(v):
     return v if type(v) is tuple and all(type(d) is int for d in v) else None
+
+
+def _nearest_ints(v):
+    return tuple(int(d) for d in v) if isinstance(v, (tuple, list)) and all(map(_is_int, v)) else None
 
 
 def _encode_dtype(v):
@@ -187,9 +202,9 @@ def _decode_dtype(s: str):
     return from_name(s)
 
 
-INT = FieldKind("int", i64, _encode_int, int)
-INTS = FieldKind("ints", Vec[i64], _encode_ints, lambda v: tuple(int(d) for d in v))
-DTYPE = FieldKind("dtype", StringLike, _encode_dtype, _decode_dtype)
+INT = FieldKind("int", i64, _encode_int, int, _nearest_int)
+INTS = FieldKind("ints", Vec[i64], _encode_ints, lambda v: tuple(int(d) for d in v), _nearest_ints)
+DTYPE = FieldKind("dtype", StringLike, _encode_dtype, _decode_dtype, _encode_dtype)
 
 
 def _encode_literal_text(v):
@@ -201,6 +216,13 @@ def _encode_literal_text(v):
         return None
 
 
+def _plain_ints(v):
+    """`v` with its NumPy-spelled ints as Python ints (containers kept)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_plain_ints(x) for x in v)
+    return int(v) if _is_int(v) else v
+
+
 def _same_structure(a, b) -> bool:
     if type(a) is not type(b):
         return False
@@ -210,7 +232,8 @@ def _same_structure(a, b) -> bool:
 
 
 # dot_general's dimension_numbers, matched by rules as text (the matmul form is `(([1], [0]), ([], []))`).
-DIMENSION_NUMBERS = FieldKind("dimension_numbers", StringLike, _encode_literal_text, ast.literal_eval)
+DIMENSION_NUMBERS = FieldKind("dimension_numbers", StringLike, _encode_literal_text, ast.literal_eval,
+                              lambda v: _encode_literal_text(_plain_ints(v)))
 
 
 @dataclass(frozen=True)
@@ -220,6 +243,9 @@ class TermSpec:
     primitive: str
     arity: int
     fields: tuple[tuple[str, FieldKind], ...] = ()
+
+    def kind_of(self, name: str) -> FieldKind:
+        return dict(self.fields)[name]
 
     @property
     def constructor_name(self) -> str:
@@ -334,14 +360,21 @@ def _placeholder(kind: FieldKind):
     return {"int": i64(0), "ints": Vec[i64].empty()}.get(kind.name, "")
 
 
-def encode_fields(spec: TermSpec, params: dict) -> tuple[list[Any], dict] | None:
-    """The typed field values of `params` and the leftover params, or None if a field does not fit."""
+def encode_fields(spec: TermSpec, params: dict) -> tuple[list[Any], dict]:
+    """The typed field values of `params` and the leftover params. A field value held only up to its
+    spelling (`FieldKind.nearest`: `np.int64(1)` for 1) stays among the leftover params too, so that the
+    node's `extra` prints it as it was; a missing or ill-kinded field value is a `JaxprTypeError`."""
     values, rest = [], dict(params)
     for name, kind in spec.fields:
         if name not in rest:
-            return None
-        v = kind.encode(rest.pop(name))
+            raise JaxprTypeError(f"missing param {name}, a typed field of its term", primitive=spec.primitive)
+        v = kind.encode(rest[name])
         if v is None:
-            return None
+            v = kind.nearest(rest[name])
+            if v is None:
+                raise JaxprTypeError(f"param {name}={rest[name]!r} does not fit its typed field ({kind.name})",
+                                     primitive=spec.primitive)
+        else:
+            del rest[name]
         values.append(v)
     return values, rest

@@ -198,37 +198,33 @@ class ValueStore:
         self._first: dict[str, eb.Call] = {}
 
     def list_of(self, rule: str, values: Values | None, *context, avals: list | None = None) -> tuple[eb.Call, bool]:
-        """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`, and
-        whether a `node` value needs the apply form. `avals`: the operand avals a `node` value's node gets,
-        so that its default params print as ""."""
+        """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`, and whether a
+        `node` value needs the apply form: never, since every param fits its typed field (`encode_fields`);
+        batching's rule tables still build apply variants until they are converted. `avals`: the operand
+        avals a `node` value's node gets, so that its default params print as ""."""
         if values is None:
             return _NO_VALUES, False
         computed = values.fn(*context)
         if set(computed) != set(values.types):
             raise ValueError(f"values gave {sorted(computed)}, the rule reads {sorted(values.types)}")
-        rows, held = [], False
+        rows = []
         for name, kind in values.types.items():
             value = computed[name]
             if kind.whole:
                 prim, given = kind.prim, dict(value)
                 spec = SPECS.get(prim)
-                fitted = encode_fields(spec, given) if spec is not None else None
-                if fitted is None:
-                    held = held or spec is not None
-                    rows.append(("str", self.enc.extra_key(prim, given), False))
+                if spec is None:
+                    rows.append(("str", self.enc.extra_key(prim, given)))
                 else:
-                    fields, rest = fitted
-                    rows += [(slot, v, True) for slot, v in zip(kind.slots[:-1], fields, strict=True)]
-                    rows.append(("str", self.enc.extra_key(prim, rest, avals), False))
+                    fields, rest = encode_fields(spec, given)
+                    rows += list(zip(kind.slots[:-1], fields, strict=True))
+                    rows.append(("str", self.enc.extra_key(prim, rest, avals)))
             elif kind.prim is not None:
-                rows.append(("str", self.enc.extra_key(kind.prim, dict(value)), False))
+                rows.append(("str", self.enc.extra_key(kind.prim, dict(value))))
             else:
-                rows.append((kind.name, value, False))
-        if held:  # the apply form reads no typed field
-            rows = [row for row in rows if not row[2]]
+                rows.append((kind.name, value))
         text = f"{rule}|{tuple(computed[name] for name in values.types)!r}"
-        first = self._first.setdefault(text, _vals_list([(slot, value) for slot, value, _ in rows]))
-        return first, held
+        return self._first.setdefault(text, _vals_list(rows)), False
 
 
 _NO_VALUES = B.function("vnil")()

@@ -179,28 +179,21 @@ class ADBook:
         fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields] if spec is not None else []
         extra = var("s", String)
 
-        def typed(xs):
+        def node(xs):
+            if spec is None:
+                return apply(String(prim), extra, args_list(xs))
             return CONSTRUCTORS[prim](*xs, *fields, extra)
 
-        def held(xs):
-            return apply(String(prim), extra, args_list(xs))
-
-        # A primitive with typed fields whose params do not fit them (np.int64 values, say) is held by `apply` too.
-        if spec is None:
-            forms = [(held, "")]
-        else:
-            forms = [(typed, ""), (held, "apply")] if spec.fields else [(typed, "")]
         for i in operands:
-            for node, variant in forms:
-                def f(g, *rest, i=i, node=node):
-                    xs, ans = list(rest[:n]), rest[n]
-                    require(eq(ans).to(node(xs)))
-                    return node([*xs[:i], g, *xs[i + 1:]])
+            def f(g, *rest, i=i):
+                xs, ans = list(rest[:n]), rest[n]
+                require(eq(ans).to(node(xs)))
+                return node([*xs[:i], g, *xs[i + 1:]])
 
-                names = ["g", *(f"x{j}" for j in range(n)), "ans"]
-                f.__signature__ = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
-                                                     for p in names])
-                self._per_operand("jvp", prim, i, f, math, None, variant=variant)
+            names = ["g", *(f"x{j}" for j in range(n)), "ans"]
+            f.__signature__ = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
+                                                 for p in names])
+            self._per_operand("jvp", prim, i, f, math, None)
 
     def _per_operand(self, mode, prim, i, f, math, values, *, when: Callable | None = None,
                      arities: Sequence[int] = (), variant: str = "") -> None:
