@@ -16,11 +16,15 @@ Leaves
 Equations
     one constructor per primitive with the catalogue trait "term" (ir/primitives: single-result, a fixed
     number of operands), named after it
-    (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`): the operands, then the params a rule may read
-    as typed egglog values (`TermSpec.fields`), then `extra`, the remaining params as their printed
-    text ("" stands for the primitive's default params, which rules use when they build a node);
-    `apply(prim, extra, args)` for single-result primitives without a spec, with variadic operands, or
-    whose params do not round-trip through the typed fields;
+    (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`, `gather(x, idx, extra)`): the operands, then the
+    params a rule may read as typed egglog values (`TermSpec.fields`), then `extra`, the remaining params
+    as their printed text ("" stands for the primitive's default params, which rules use when they build
+    a node); a field value JAX spelled with NumPy ints (`(0, np.int64(1))`) is held as its plain value,
+    and its spelling in `extra` (`encode_fields`);
+    `apply(prim, extra, args)` for the single-result primitives without the trait (variadic operands:
+    select_n, concatenate, stack, dynamic_slice, dynamic_update_slice; the key wrappers random_wrap,
+    random_unwrap, random_fold_in, which batching rules still build as `apply`) and for a term
+    primitive in JAX's dynamic-shape mode (shape operands besides its own);
     `call(prim, extra, args)` for multi-result primitives, read through `get`;
     `hcall(prim, extra, args, bodies)` for control flow (`scan`, `while`, `cond`): each sub-jaxpr is a
     `Body.of(b, outs)` whose outputs are terms over its own inputs `Arr.barg(b, k)`, so rules rewrite

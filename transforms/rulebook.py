@@ -11,8 +11,9 @@ lambda gets the variables by name.
 
 Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict held as a `<prim>` node's `extra` key) and
 `node(prim)` (a whole `<prim>` node's params: its typed fields and its extra key; the rule gets an `Op`
-that builds the node, in typed form, or held by `apply` when the params do not fit the typed fields,
-which the builder tells apart by an ":apply" part of the rule's tag).
+that builds the node: its typed constructor, `apply` for a primitive without one; batching's rule tables
+still carry an apply variant of each rule whose params once could miss the typed fields, told apart by
+an ":apply" part of the rule's tag, which no builder emits any more).
 
 Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to the rule's query.
 """
@@ -181,8 +182,9 @@ def value_pattern(values: Values | None, held: bool = False) -> tuple[Vals, dict
 
 
 def has_typed_form(values: Values | None) -> bool:
-    """Whether a rule reading `values` needs a second, `apply`-held variant: a `node` value of a primitive with
-    typed fields, whose params may not fit them (np.int64 values, say). Without fields they always fit."""
+    """Whether batching builds a second, `apply`-held variant of a rule reading `values` (a `node` value of a
+    primitive with typed fields). No builder emits that variant's tag since `encode_fields` fits every value
+    (NumPy ints included); it goes when batching's rule tables are converted to the typed terms."""
     return values is not None and any(t.whole and t.prim in SPECS and SPECS[t.prim].fields
                                       for t in values.types.values())
 

@@ -45,8 +45,9 @@ def _plain(value):
 
 
 def _same_op(prim: str) -> tuple[Callable, Values]:
-    """`prim` on the tangent with the equation's params, rebuilt from them: an equation whose params hold
-    NumPy ints is encoded as `apply`, which `jvp_linear` (matching the typed node) would miss."""
+    """`prim` on the tangent with the equation's params rebuilt from them as plain ints: the tangent of
+    `broadcast_in_dim[broadcast_dimensions=(np.int64(1),)]` is printed `(1,)` (`jvp_linear` would carry the
+    equation's NumPy spelling, held in its `extra`)."""
     names = [name for name, _ in SPECS[prim].fields]
     ctor = CONSTRUCTORS[prim]
 
