@@ -5,7 +5,8 @@ does: a value is batched when it is computed from a mapped input; everything els
 e-graph exactly as the unbatched program computes it (encoded once, never broadcast). One pass over
 the equations in order then gives each batched result one `vmap_of` node, whose operands are the
 batched terms of batched operands (batch axis first) and the unbatched terms of the others, after
-the primitive's policy has prepared them (`transforms.batching.rule`). The nodes are O(1) each, so the
+the primitive's policy has prepared them (`transforms.batching.rule`; an `own` rule's node holds only
+the result's own operand). The nodes are O(1) each, so the
 e-graph grows linearly with the program.
 
 Calls, remat and custom-derivative calls are inlined first: their bodies are batched as written (the
@@ -13,6 +14,8 @@ custom rules are not in the jaxpr text; the batched program computes the same va
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from egglog import bindings as eb
 
@@ -106,13 +109,18 @@ class Batcher:
                         in enumerate(zip(operands, flags, strict=True))]
             site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
         avals = [site.batched_aval(i) for i in range(len(operands))]
-        values, held = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
-        multiple = entry.results > 1
+
+        def values_of(at: Site) -> tuple[eb.Call, bool]:
+            return self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, at, avals=avals)
+
+        shared = None if entry.each_result else values_of(site)  # an each_result node's values name its result
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
                 continue
-            rule = tag(eqn.primitive, entry.flags, held, j if multiple else None)
-            node = _VMAP_OF(rule, values, B.args(operands))
+            values, held = shared or values_of(replace(site, result=j))
+            result = "*" if entry.each_result else j if entry.results > 1 else None
+            node = _VMAP_OF(tag(eqn.primitive, entry.flags, held, result), values,
+                            B.args([operands[j]] if entry.own else operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:

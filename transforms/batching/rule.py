@@ -14,9 +14,10 @@ How an equation's operands reach its rule (the primitive's policy, chosen by its
                   becomes (B, 1, ..., 1) (`lift:b`), unbatched scalars stay as they are, so unbatched
                   values are never broadcast to the batch size; ops that need equal shapes (select_n,
                   clamp, add_any) give their own `prepare(site, i)`.
-    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), then one rule
-                  per operand count applies with every operand batched (tag "prim:bb..."): for
-                  variadic ops (concatenate, sort), where a rule per operand pattern would not scale
+    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), then the rule
+                  applies with every operand batched (tag "prim:bb..."; "prim:b*" for a `variadic` rule,
+                  any count): for variadic ops (concatenate, sort), where a rule per operand pattern
+                  would not scale
     flags         one rule per operand pattern, `b` batched and `u` unbatched ("dot_general:bu"); a
                   pattern without a rule raises UnsupportedPrimitive naming it
 
@@ -24,10 +25,18 @@ A lambda gets the operands (batched ones with the batch axis at 0), then its val
 (`transforms.rulebook.Values`, typed; `node(prim)` gives an `Op` building a `<prim>` node); it returns
 the batched result, with the batch axis at 0 (a list of them for `results` > 1). A values function
 gets a `Site`: the equation's params, its unbatched operand and result avals, which operands are
-batched and the batch size. `V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules,
-each guarded by the case its values name (so no rule leaves an identity op behind); `V.variant(prim,
-flags, f, ...)` adds another rewrite of an entry's nodes (a leaner form where a query can tell it
-applies); extraction picks among the forms.
+batched and the batch size.
+
+Variadic primitives get one rule whatever their operand or result count, as the AD rules do: a
+`variadic` rule matches the operands as one `Args` list and its lambda gets that list (`apply(prim,
+op.extra, xs)` builds the op on it); an `each_result` rule serves every result, the node of result j
+carrying j as a value (`Site.result`), its tag ending ":out*"; an `own` rule builds result j from
+operand j alone (device_put), the node holding that operand only.
+
+`V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules, each guarded by the case its
+values name (so no rule leaves an identity op behind); `V.variant(prim, flags, f, ...)` adds another
+rewrite of an entry's nodes (a leaner form where a query can tell it applies); extraction picks among
+the forms.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ from egglog import String, eq, i64, rewrite, var
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import SPECS, Arr, args_list
+from rewrites.terms import SPECS, Args, Arr, apply, args_list
 from transforms.batching.terms import vmap_of
 from transforms.rulebook import (
     INT,
@@ -72,6 +81,7 @@ class Site:
     out_avals: list[ShapedArray]
     batched: tuple[bool, ...]  # per operand
     size: int  # the batch size B
+    result: int = 0  # the result a node gives (for an `each_result` rule's values)
 
     @property
     def flags(self) -> str:
@@ -103,10 +113,12 @@ def moveaxis_perm(rank: int, source: int, destination: int) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class VmapRule:
     primitive: str
-    flags: str  # "*" (elementwise), or one letter per operand
+    flags: str  # "*" (elementwise), one letter per operand, or "b*" (materialized: every operand batched, any count)
     results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
     values: Values | None
     rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
+    each_result: bool = False  # one rule for every result: the tag ends ":out*", the index is a value
+    own: bool = False  # result j's node holds operand j alone
 
     @property
     def names(self) -> list[str]:
@@ -133,7 +145,7 @@ def batch_rule(prim: str, flags: str) -> VmapRule:
     found = BATCH.get(prim)
     if not found:
         raise UnsupportedPrimitive(prim, "batching", "transforms/batching/rules")
-    key = {"elementwise": "*", "materialize": "b" * len(flags)}.get(POLICY[prim], flags)
+    key = {"elementwise": "*", "materialize": "b*" if "b*" in found else "b" * len(flags)}.get(POLICY[prim], flags)
     entry = found.get(key)
     if entry is None:
         raise UnsupportedPrimitive(prim, f"batching with operands {flags} (b batched, u unbatched)",
@@ -141,8 +153,8 @@ def batch_rule(prim: str, flags: str) -> VmapRule:
     return entry
 
 
-def tag(prim: str, flags: str, held: bool, j: int | None) -> str:
-    """The rule string of a `vmap_of` node."""
+def tag(prim: str, flags: str, held: bool, j: int | str | None) -> str:
+    """The rule string of a `vmap_of` node (`j`: the result, "*" for any)."""
     return ":".join([prim, flags, *(["apply"] if held else []), *([f"out{j}"] if j is not None else [])])
 
 
@@ -157,43 +169,48 @@ class VmapBook:
     def rules(self) -> list[Rule]:
         return [r for e in self.entries for r in e.rules]
 
-    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = (), results: int = 1,
-                    prepare: Callable[[Site, int], str | None] | None = None) -> None:
-        """The op applied as it was to the prepared operands (see the module docstring); one rule per
-        operand count (`arities`, named by the count when several; default the primitive's typed-term
-        arity, which a multi-result primitive lacks: it names its count) and per result (`results` > 1:
-        result j of the op). `prepare(site, i)` names operand i's preparation (a `PREPARE` entry) or
-        None, for ops that do not broadcast size-1 axes."""
+    def elementwise(self, *prims: str, math: str, arity: int | None = None, results: int = 1,
+                    variadic: bool = False, prepare: Callable[[Site, int], str | None] | None = None) -> None:
+        """The op applied as it was to the prepared operands (see the module docstring), with `arity`
+        operands (default the primitive's typed-term arity, which a multi-result primitive lacks: it names
+        its count) or any count (`variadic`), one rule per result (`results` > 1: result j of the op).
+        `prepare(site, i)` names operand i's preparation (a `PREPARE` entry) or None, for ops that do not
+        broadcast size-1 axes."""
         def same(*operands, op):
+            if variadic:
+                return apply(op.prim, op.extra, operands[0])
             return op(*operands) if results == 1 else [op.result(j, *operands) for j in range(results)]
 
         for prim in prims:
-            counts = arities or (SPECS[prim].arity,)
+            n = None if variadic else arity or SPECS[prim].arity
             self._policy(prim, "elementwise")
             if prepare is not None:
                 OPERAND_PREPARATION[prim] = prepare
             same_op = Values(lambda e: {"op": e.params}, op=node(prim))
-            rules = []
-            for n in counts:
-                rules += self._rules(prim, "*", n, results, same_op, same, math, f"-{n}" if len(counts) > 1 else "")
+            rules = self._rules(prim, "*", n, results, same_op, same, math, "")
             self._enter(VmapRule(prim, "*", results, same_op, tuple(rules)))
 
-    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, values: Values | None = None,
-              results: int = 1, materialize: bool = False, arities: Sequence[int] = ()) -> None:
+    def batch(self, prim: str, flags: str | Sequence[str] | None, f: Callable, *, math: str,
+              values: Values | None = None, results: int = 1, each_result: bool = False, materialize: bool = False,
+              arity: int | None = None, variadic: bool = False, own: bool = False) -> None:
         """`f(*operands, **values)` for each operand pattern in `flags`; with `materialize`, the
-        unbatched operands are broadcast first and `flags` is ignored: one rule per count in `arities`
-        (or the lambda's operand count) with every operand batched."""
+        unbatched operands are broadcast first and `flags` is ignored: one rule with every operand
+        batched, `arity` operands (default the lambda's operand count) or any count: `variadic` (f gets
+        them as one `Args` list) or `own` (f gets result j's own operand j). `each_result`: one rule for
+        every result, f gives result `index` (a value its `values` read from `Site.result`)."""
         self._policy(prim, "materialize" if materialize else "flags")
-        if materialize:
+        if variadic or own:
+            patterns = ["b*"]
+        elif materialize:
             positional = [p for p in inspect.signature(f).parameters.values()
                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            counts = arities or (len(positional),)
-            patterns = ["b" * n for n in counts]
+            patterns = ["b" * (arity or len(positional))]
         else:
             patterns = [flags] if isinstance(flags, str) else list(flags)
         for pattern in patterns:
-            rules = self._rules(prim, pattern, len(pattern), results, values, f, math, "")
-            self._enter(VmapRule(prim, pattern, results, values, tuple(rules)))
+            n = 1 if own else None if variadic else len(pattern)
+            rules = self._rules(prim, pattern, n, "*" if each_result else results, values, f, math, "")
+            self._enter(VmapRule(prim, pattern, results, values, tuple(rules), each_result, own))
 
     def cases(self, prim: str, flags: str, cases: dict[str, Callable], *, fn: Callable, math: str,
               arity: int | None = None, **types: ValueType) -> None:
@@ -226,7 +243,8 @@ class VmapBook:
         form where a query can tell it applies (e.g. an operand that only materializes an unbatched
         value). The e-graph holds both forms; extraction picks."""
         entry = BATCH[prim][flags]
-        more = self._rules(prim, flags, len(flags), entry.results, entry.values, f, math, f"-{name}")
+        more = self._rules(prim, flags, len(flags), "*" if entry.each_result else entry.results, entry.values, f,
+                           math, f"-{name}")
         grown = replace(entry, rules=entry.rules + tuple(more))
         BATCH[prim][flags] = grown
         self.entries = [grown if e is entry else e for e in self.entries]
@@ -250,28 +268,28 @@ class VmapBook:
         self.entries.append(entry)
 
     def _rules(self, prim, flags, n, results, values, f, math, suffix) -> list[Rule]:
+        """The rules of one entry: per form (typed / apply) and per result j (`results` a count, or "*":
+        one rule for any result). `n` operands, or None: one `Args` list of any length."""
         forms = [False, True] if has_typed_form(values) else [False]
-        out = []
-        for held in forms:
-            for j in range(results):
-                out.append(self._rule(prim, flags, n, results, values, f, math, held, j, suffix))
-        return out
+        slots = ["*"] if results == "*" else list(range(results)) if results > 1 else [None]
+        return [self._rule(prim, flags, n, values, f, math, held, j, suffix) for held in forms for j in slots]
 
-    def _rule(self, prim, flags, n, results, values, f, math, held, j, suffix) -> Rule:
+    def _rule(self, prim, flags, n, values, f, math, held, j, suffix) -> Rule:
         """One rule, built when a program first needs it (`Rule.lazy`)."""
-        node_tag = tag(prim, flags, held, j if results > 1 else None)
+        node_tag = tag(prim, flags, held, j)
 
         def egg():
             pattern, vals = value_pattern(values, held)
-            xs = [var(f"x{i}", Arr) for i in range(n)]
-            node = vmap_of(String(node_tag), pattern, args_list(xs))
+            xs = [var("xs", Args)] if n is None else [var(f"x{i}", Arr) for i in range(n)]
+            node = vmap_of(String(node_tag), pattern, xs[0] if n is None else args_list(xs))
             with collecting() as conditions:
                 rhs = f(*xs, **vals)
                 if isinstance(rhs, (list, tuple)):
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)
 
-        parts = [prim, flags.replace("*", "any"), *(["apply"] if held else []),
-                 *([f"out{j}"] if results > 1 else [])]
+        pattern_name = {"*": "any", "b*": "all-b"}.get(flags, flags)
+        parts = [prim, pattern_name, *(["apply"] if held else []),
+                 *([{"*": "out-any"}.get(j, f"out{j}")] if j is not None else [])]
         name = ("vmap-" + "-".join(parts) + suffix).replace("_", "-").lower()
         return Rule.lazy(name, "vmap", EXACT, math, egg, trigger=f"vmap_of:{node_tag}")

@@ -135,7 +135,7 @@ def _tridiagonal_fold(dl, d, du, b, *, op, dims, there, merged, moved, back):
 
 
 V.batch("tridiagonal_solve", None, lambda dl, d, du, b, *, op, **fold: op(dl, d, du, b), materialize=True,
-        values=_TRIDIAGONAL, arities=(4,),
+        values=_TRIDIAGONAL, arity=4,
         math="tridiagonal_solve(dl, d, du, b)[b] = tridiagonal_solve(dl[b], d[b], du[b], b[b]); unbatched operands "
              "are broadcast, as JAX's bdim_at_front does")
 V.variant("tridiagonal_solve", "bbbb", _tridiagonal_fold, name="diagonals-unbatched",
