@@ -219,11 +219,11 @@ V.batch("sort", None, lambda xs, *, op, index: get(call(op.prim, op.extra, xs), 
 def _reduced_axis(name: str):
     def fn(e: Site) -> dict:
         axis = int(e.params.get(name, -1))
-        return {"op": {**e.params, name: axis % e.in_avals[0].ndim + 1}}
+        return {"op": {**e.params, name: axis % e.in_avals[0].ndim + 1}, "index": e.result}
     return fn
 
 
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
-    V.batch(_prim, "b", lambda x, *, op: [op.result(0, x), op.result(1, x)], results=2,
-            values=Values(_reduced_axis(_axis), op=node(_prim)),
+    V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True,
+            values=Values(_reduced_axis(_axis), op=node(_prim), index=INT),
             math=f"{_prim} per batch element = {_prim} along the shifted axis")
