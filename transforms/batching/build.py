@@ -28,6 +28,7 @@ from transforms.batching.rule import (
     PREPARE,
     Site,
     batch_rule,
+    broadcast_count,
     broadcasting_preparation,
     tag,
     with_batch,
@@ -35,6 +36,7 @@ from transforms.batching.rule import (
 from transforms.rulebook import ValueStore
 
 _VMAP_OF = B.function("vmap_of")
+_VINT = B.function("vint")  # an each_result node's index, in front of its values
 INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
                      "custom_linear_solve"})
 
@@ -105,21 +107,19 @@ class Batcher:
             operands = [self._prepare(name, x, site, i) if (name := prepare(site, i)) else x
                         for i, x in enumerate(operands)]
         elif policy == "materialize":
-            operands = [x if b else self._prepare("materialize:u", x, site, i) for i, (x, b)
+            k = broadcast_count(eqn.primitive, len(flags))
+            operands = [x if b or i >= k else self._prepare("materialize:u", x, site, i) for i, (x, b)
                         in enumerate(zip(operands, flags, strict=True))]
-            site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
+            site = replace(site, batched=(True,) * k + flags[k:])
         avals = [site.batched_aval(i) for i in range(len(operands))]
 
-        def values_of(at: Site) -> tuple[eb.Call, bool]:
-            return self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, at, avals=avals)
-
-        shared = None if entry.each_result else values_of(site)  # an each_result node's values name its result
+        values, held = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
                 continue
-            values, held = shared or values_of(replace(site, result=j))
             result = "*" if entry.each_result else j if entry.results > 1 else None
-            node = _VMAP_OF(tag(eqn.primitive, entry.flags, held, result), values,
+            node = _VMAP_OF(tag(eqn.primitive, entry.flags, held, result),
+                            _VINT(B.int(j), values) if entry.each_result else values,
                             B.args([operands[j]] if entry.own else operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 

@@ -14,10 +14,13 @@ How an equation's operands reach its rule (the primitive's policy, chosen by its
                   becomes (B, 1, ..., 1) (`lift:b`), unbatched scalars stay as they are, so unbatched
                   values are never broadcast to the batch size; ops that need equal shapes (select_n,
                   clamp, add_any) give their own `prepare(site, i)`.
-    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), then the rule
-                  applies with every operand batched (tag "prim:bb..."; "prim:b*" for a `variadic` rule,
-                  any count): for variadic ops (concatenate, sort), where a rule per operand pattern
-                  would not scale
+    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), all of them or
+                  the leading ones the entry names (reduce: its operands, not its init values), then
+                  the rule of the resulting pattern applies (tag "prim:bb..."): for variadic ops
+                  (concatenate, sort, reduce), where a rule per operand pattern would not scale. A
+                  letter and `*` stand for any number of such operands: an equation takes the rule of
+                  its exact pattern ("bbub") if there is one, else "b*" (its broadcast operands) and
+                  the runs of the others ("b*u*": reduce with unbatched init values)
     flags         one rule per operand pattern, `b` batched and `u` unbatched ("dot_general:bu"); a
                   pattern without a rule raises UnsupportedPrimitive naming it
 
@@ -28,10 +31,12 @@ gets a `Site`: the equation's params, its unbatched operand and result avals, wh
 batched and the batch size.
 
 Variadic primitives get one rule whatever their operand or result count, as the AD rules do: a
-`variadic` rule matches the operands as one `Args` list and its lambda gets that list (`apply(prim,
-op.extra, xs)` builds the op on it); an `each_result` rule serves every result, the node of result j
-carrying j as a value (`Site.result`), its tag ending ":out*"; an `own` rule builds result j from
-operand j alone (device_put), the node holding that operand only.
+`variadic` rule matches the operands as one `Args` list and its lambda gets that list (`variadic_op`,
+`variadic_result` build the op on it); an `each_result` rule serves every result, its tag ending
+":out*": the node of result j holds j in front of the equation's values (one values list for all
+results, so that they read one op node: params holding a jaxpr get a new key each time they are
+written) and the lambda gets it as `index`; an `own` rule builds result j from operand j alone
+(device_put), the node holding that operand only.
 
 `V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules, each guarded by the case its
 values name (so no rule leaves an identity op behind); `V.variant(prim, flags, f, ...)` adds another
@@ -42,20 +47,23 @@ the forms.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from egglog import String, eq, i64, rewrite, var
+from egglog import String, eq, i64, i64Like, rewrite, var
 
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import SPECS, Args, Arr, apply, args_list
+from rewrites.terms import SPECS, Args, Arr, apply, args_list, call, get
 from transforms.batching.terms import vmap_of
 from transforms.rulebook import (
     INT,
     INTS,
     STR,
+    Op,
+    Vals,
     Values,
     ValueType,
     collecting,
@@ -69,7 +77,7 @@ from transforms.rulebook import (
 )
 
 __all__ = ["INT", "INTS", "STR", "Site", "Values", "VmapBook", "dtype", "moveaxis_perm", "node", "params", "require",
-           "shape", "shifted"]
+           "shape", "shifted", "variadic_op", "variadic_result"]
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,6 @@ class Site:
     out_avals: list[ShapedArray]
     batched: tuple[bool, ...]  # per operand
     size: int  # the batch size B
-    result: int = 0  # the result a node gives (for an `each_result` rule's values)
 
     @property
     def flags(self) -> str:
@@ -113,11 +120,11 @@ def moveaxis_perm(rank: int, source: int, destination: int) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class VmapRule:
     primitive: str
-    flags: str  # "*" (elementwise), one letter per operand, or "b*" (materialized: every operand batched, any count)
+    flags: str  # "*" (elementwise), or one letter per operand (a letter and `*`: any number of such operands)
     results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
     values: Values | None
     rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
-    each_result: bool = False  # one rule for every result: the tag ends ":out*", the index is a value
+    each_result: bool = False  # one rule for every result: the tag ends ":out*", the node holds the index
     own: bool = False  # result j's node holds operand j alone
 
     @property
@@ -129,6 +136,7 @@ class VmapRule:
 # primitive's unbatched operands are prepared (`elementwise`, `materialize` or `flags`).
 BATCH: dict[str, dict[str, VmapRule]] = {}
 POLICY: dict[str, str] = {}
+MATERIALIZED: dict[str, Callable[[int], int]] = {}  # how many leading operands a `materialize` op broadcasts (all)
 OPERAND_PREPARATION: dict[str, Callable[[Site, int], str | None]] = {}  # elementwise ops' own, by primitive
 PREPARE: dict[str, VmapRule] = {}  # the operand preparations: lift:u, lift:b, fill:b, materialize:u
 
@@ -141,16 +149,38 @@ def broadcasting_preparation(site: Site, i: int) -> str | None:
     return "lift:u" if rank > 0 else None
 
 
+def broadcast_count(prim: str, count: int) -> int:
+    """How many leading operands of a `materialize` op of `count` operands are broadcast when unbatched."""
+    return MATERIALIZED[prim](count) if prim in MATERIALIZED else count
+
+
 def batch_rule(prim: str, flags: str) -> VmapRule:
     found = BATCH.get(prim)
     if not found:
         raise UnsupportedPrimitive(prim, "batching", "transforms/batching/rules")
-    key = {"elementwise": "*", "materialize": "b*" if "b*" in found else "b" * len(flags)}.get(POLICY[prim], flags)
-    entry = found.get(key)
+    policy, any_count = POLICY[prim], None
+    if policy == "elementwise":
+        key = "*"
+    elif policy == "materialize":
+        k = broadcast_count(prim, len(flags))
+        key, any_count = "b" * k + flags[k:], "b*" + re.sub(r"(.)\1*", r"\1*", flags[k:])
+    else:
+        key = flags
+    entry = found.get(key) or found.get(any_count)
     if entry is None:
         raise UnsupportedPrimitive(prim, f"batching with operands {flags} (b batched, u unbatched)",
                                    "transforms/batching/rules")
     return entry
+
+
+def variadic_op(op: Op, xs: Args) -> Arr:
+    """`op` applied to a variadic rule's operand list."""
+    return apply(op.prim, op.extra, xs)
+
+
+def variadic_result(op: Op, j: i64Like, xs: Args) -> Arr:
+    """Result j of the multi-result `op` applied to a variadic rule's operand list."""
+    return get(call(op.prim, op.extra, xs), j)
 
 
 def tag(prim: str, flags: str, held: bool, j: int | str | None) -> str:
@@ -178,7 +208,7 @@ class VmapBook:
         broadcast size-1 axes."""
         def same(*operands, op):
             if variadic:
-                return apply(op.prim, op.extra, operands[0])
+                return variadic_op(op, operands[0])
             return op(*operands) if results == 1 else [op.result(j, *operands) for j in range(results)]
 
         for prim in prims:
@@ -191,17 +221,21 @@ class VmapBook:
             self._enter(VmapRule(prim, "*", results, same_op, tuple(rules)))
 
     def batch(self, prim: str, flags: str | Sequence[str] | None, f: Callable, *, math: str,
-              values: Values | None = None, results: int = 1, each_result: bool = False, materialize: bool = False,
-              arity: int | None = None, variadic: bool = False, own: bool = False) -> None:
-        """`f(*operands, **values)` for each operand pattern in `flags`; with `materialize`, the
-        unbatched operands are broadcast first and `flags` is ignored: one rule with every operand
-        batched, `arity` operands (default the lambda's operand count) or any count: `variadic` (f gets
-        them as one `Args` list) or `own` (f gets result j's own operand j). `each_result`: one rule for
-        every result, f gives result `index` (a value its `values` read from `Site.result`)."""
+              values: Values | None = None, results: int = 1, each_result: bool = False,
+              materialize: bool | Callable[[int], int] = False, arity: int | None = None, variadic: bool = False,
+              own: bool = False) -> None:
+        """`f(*operands, **values)` for each operand pattern in `flags`. With `materialize`, the unbatched
+        operands (or the first `materialize(count)` of `count`) are broadcast first; `flags` None: one
+        rule with every operand batched, `arity` operands (default the lambda's operand count) or any
+        count ("b*"). `variadic`: f gets the operands as one `Args` list (patterns with a `*`); `own`: f
+        gets result j's own operand j. `each_result`: one rule for every result, f gives result `index`
+        (a keyword argument)."""
         self._policy(prim, "materialize" if materialize else "flags")
-        if variadic or own:
+        if callable(materialize):
+            MATERIALIZED[prim] = materialize
+        if flags is None and (variadic or own):
             patterns = ["b*"]
-        elif materialize:
+        elif flags is None:
             positional = [p for p in inspect.signature(f).parameters.values()
                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             patterns = ["b" * (arity or len(positional))]
@@ -280,6 +314,9 @@ class VmapBook:
 
         def egg():
             pattern, vals = value_pattern(values, held)
+            if j == "*":
+                vals["index"] = var("index", i64)
+                pattern = Vals.of_int(vals["index"], pattern)
             xs = [var("xs", Args)] if n is None else [var(f"x{i}", Arr) for i in range(n)]
             node = vmap_of(String(node_tag), pattern, xs[0] if n is None else args_list(xs))
             with collecting() as conditions:
@@ -288,8 +325,14 @@ class VmapBook:
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)
 
-        pattern_name = {"*": "any", "b*": "all-b"}.get(flags, flags)
-        parts = [prim, pattern_name, *(["apply"] if held else []),
+        parts = [prim, _pattern_name(flags), *(["apply"] if held else []),
                  *([{"*": "out-any"}.get(j, f"out{j}")] if j is not None else [])]
         name = ("vmap-" + "-".join(parts) + suffix).replace("_", "-").lower()
         return Rule.lazy(name, "vmap", EXACT, math, egg, trigger=f"vmap_of:{node_tag}")
+
+
+def _pattern_name(flags: str) -> str:
+    """A rule name's part for an operand pattern: "any" ("*"), "all-b-all-u" ("b*u*"), or the letters."""
+    if flags == "*":
+        return "any"
+    return "-".join(f"all-{kind}" for kind in flags[::2]) if flags.endswith("*") else flags

@@ -32,8 +32,8 @@ from egglog import Vec, eq, i64, var
 
 from ir import lax
 from ir.params import as_ints
-from rewrites.terms import Arr, T, apply, args_list, call, get
-from transforms.batching.rule import INT, INTS, STR, Site, Values, VmapBook, node, params, require
+from rewrites.terms import Arr, T, apply, args_list
+from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, require, variadic_result
 
 V = VmapBook("indexing")
 RANKS = range(1, 5)
@@ -208,22 +208,22 @@ for _rank in RANKS:
 
 
 def _sort_params(e: Site) -> dict:
-    return {"op": {**e.params, "dimension": int(e.params["dimension"]) + 1}, "index": e.result}
+    return {"op": {**e.params, "dimension": int(e.params["dimension"]) + 1}}
 
 
-V.batch("sort", None, lambda xs, *, op, index: get(call(op.prim, op.extra, xs), index), materialize=True,
-        variadic=True, each_result=True, values=Values(_sort_params, op=node("sort"), index=INT),
+V.batch("sort", None, lambda xs, *, op, index: variadic_result(op, index, xs), materialize=True,
+        variadic=True, each_result=True, values=Values(_sort_params, op=node("sort")),
         math="sort per batch element = sort along the shifted dimension, every operand batched")
 
 
 def _reduced_axis(name: str):
     def fn(e: Site) -> dict:
         axis = int(e.params.get(name, -1))
-        return {"op": {**e.params, name: axis % e.in_avals[0].ndim + 1}, "index": e.result}
+        return {"op": {**e.params, name: axis % e.in_avals[0].ndim + 1}}
     return fn
 
 
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
     V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True,
-            values=Values(_reduced_axis(_axis), op=node(_prim), index=INT),
+            values=Values(_reduced_axis(_axis), op=node(_prim)),
             math=f"{_prim} per batch element = {_prim} along the shifted axis")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from egglog import Vec, eq, i64, var
 
 from rewrites.terms import Arr, T
-from transforms.batching.rule import INT, INTS, Site, Values, VmapBook, moveaxis_perm, node, require
+from transforms.batching.rule import INTS, Site, Values, VmapBook, moveaxis_perm, node, require
 
 V = VmapBook("linalg")
 
@@ -39,7 +39,7 @@ for _prim in SINGLE_RESULT:
             math=f"{_prim}(x)[b] = {_prim}(x[b]): the op maps over leading batch dimensions")
 for _prim in MULTI_RESULT:
     V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True,
-            values=Values(lambda e: {"op": e.params, "index": e.result}, op=node(_prim), index=INT),
+            values=Values(lambda e: {"op": e.params}, op=node(_prim)),
             math=f"{_prim}(x)[b] = {_prim}(x[b]), each result: the op maps over leading batch dimensions")
 
 

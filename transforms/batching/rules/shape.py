@@ -18,7 +18,7 @@ from __future__ import annotations
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import INT, INTS, STR, Site, Values, VmapBook, node, params, shifted
+from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, shifted, variadic_op
 
 V = VmapBook("shape")
 
@@ -78,10 +78,10 @@ def _unstack(e: Site) -> dict:
 for _prim, _params, _math in (("split", _split, "split(x)_j along axis + 1: the batch axis is not cut"),
                               ("unstack", _unstack, "unstack(x)_j along axis + 1 (JAX's _unstack_batch_rule)")):
     V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True, math=_math,
-            values=Values(lambda e, f=_params: {"op": f(e), "index": e.result}, op=node(_prim), index=INT))
+            values=Values(lambda e, f=_params: {"op": f(e)}, op=node(_prim)))
 
 for _prim, _name in (("concatenate", "dimension"), ("stack", "axis")):
-    V.batch(_prim, None, lambda xs, *, op: apply(op.prim, op.extra, xs), materialize=True, variadic=True,
+    V.batch(_prim, None, lambda xs, *, op: variadic_op(op, xs), materialize=True, variadic=True,
             values=Values(lambda e, name=_name: {"op": {**e.params, name: int(e.params[name]) + 1}}, op=node(_prim)),
             math=f"{_prim} along {_name} + 1 of the operands, each broadcast to the batch size")
 
