@@ -3,7 +3,8 @@
 Synthetic programs are random DAGs over f64[8,8] values: elementwise unary and binary ops, operands
 drawn mostly from the last few values (long dependency chains, like real programs) and sometimes
 from far back (sharing), with literals that give the rules something to do (x*1, x+0, -(-x), x/1),
-and an occasional transpose pair and matmul. The same seed gives the same program.
+and an occasional transpose pair and matmul. The same seed gives the same program. Last, the redundancy
+suite (`rewrites.redundancy`): how many hand-made programs reach their known optimum.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.dtypes import float64
 from ir.typecheck import typecheck
+from rewrites.redundancy import redundancy_table
 
 _UNARY = ("sin", "cos", "exp", "tanh", "neg", "abs", "log1p")
 _BINARY = ("add", "sub", "mul", "max")
@@ -98,6 +100,7 @@ def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dic
         print(f"growth exponent {k:.2f} from {n0} to {n1} equations (time ∝ eqns^k)")
     print(f"oracle programs: {oracle_total:.2f} s in all")
     bench_scale()
+    redundancy_table()
     return rows
 
 

@@ -18,12 +18,12 @@ import itertools
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from egglog import EGraph, back_off, bindings, ruleset, run
+from egglog import EGraph, back_off, bindings, ruleset, run, seq
 from egglog.egraph_state import span
 
 from ir.core import ClosedJaxpr, subjaxprs
@@ -63,6 +63,12 @@ class Prepared:
     too while it holds every rule the program can fire: registered rules a program cannot fire never match
     it, so which ones an e-graph holds changes no result, only the time spent.
     Programs that can fire far fewer rules than it holds get e-graphs of their own (`_dedicated`).
+
+    Each egglog rule is registered in a ruleset of its own, and a program's schedule runs only the rules that
+    can fire on it: `push(live)` defines each group's ruleset (`analysis`, `ordinary`, `explosive`, `prelude`:
+    placeholders naming it) as egglog's combined ruleset of the group's live rules, in the group's order, and
+    `pop` drops it with the program. A pass over a rule costs time whether it matches or not: running only the
+    live rules took the derivations of a seventh of the oracle cases from 68 s to 52 s.
     """
 
     egraph: EGraph
@@ -71,11 +77,13 @@ class Prepared:
     ordinary: Any
     explosive: Any
     prelude: Any
+    groups: dict[str, list[tuple[int, str]]]  # a group's egglog name -> its rules: (id, their ruleset's name)
     eggs: dict[int, Any]  # the registered egglog rules, by id
     by_decl: dict
     misses: int = 0  # how many programs could fire rules the e-graphs before it did not hold
     commands: dict = field(default_factory=dict)  # schedule key -> its egglog command
     by_egg_name: dict[str, str] = field(default_factory=dict)  # egglog's rule name -> the rule's name
+    live: Collection[int] | None = None  # the ids of the rules the current program's schedules run (None: all)
 
     def run(self, key: tuple, schedule: Callable[[], Any]) -> tuple[bool, dict[str, int]]:
         """Run the schedule `schedule()` builds (built once per `key`): whether the e-graph changed, and the
@@ -109,14 +117,28 @@ class Prepared:
                 matches[name] = matches.get(name, 0) + count
         return output.report.updated, matches
 
+    def push(self, live: Collection[int] | None = None) -> None:
+        """A scope for one program whose schedules run the rules of ids `live` (None: every rule)."""
+        self.egraph.push()
+        self.live = live
+        commands = [bindings.UnstableCombinedRuleset(span(), group, [name for i, name in members
+                                                                    if live is None or i in live])
+                    for group, members in self.groups.items()]
+        self.egraph._egraph.run_program(*commands)
+
+    def pop(self) -> None:
+        self.egraph.pop()
+
 
 def _registered(ruleset_ident) -> None:
     """Stands in for egglog's `EGraphState.ruleset_to_egg` while a schedule of registered rulesets is converted."""
 
 
-def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] | None = None) -> Prepared:
-    """A prepared e-graph for `rules` and `prelude`: holding every egglog rule of them and of the analyses,
-    or with `symbols` (those of the terms a program loads) at least every one that can fire on them."""
+def prepared(rules: list[Rule], prelude: Sequence[Rule] = (),
+             symbols: set[str] | None = None) -> tuple[Prepared, Collection[int] | None]:
+    """A prepared e-graph for `rules` and `prelude`, and the ids of the rules a program's schedules run (None:
+    all): holding every egglog rule of them and of the analyses, or with `symbols` (those of the terms a program
+    loads) at least every one that can fire on them, which are the ones it runs."""
     cache = getattr(_bases, "cache", None)
     if cache is None:
         cache = _bases.cache = {}
@@ -127,18 +149,19 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (), symbols: set[str] 
         needed = live_eggs(groups, symbols)
     key = (tuple(id(r) for r in rules), tuple(id(r) for r in prelude))
     holding = [p for k, p in cache.items() if k[0] == key[0] and needed.keys() <= p.eggs.keys()]
+    live = None if symbols is None else needed.keys()
     if holding:
         best = min(holding, key=lambda p: len(p.eggs))
         if len(best.eggs) <= _DEDICATED_RATIO * len(needed):
-            return best
-        return _dedicated(rules, prelude, key, needed, best)
+            return best, live
+        return _dedicated(rules, prelude, key, needed, best), live
     hit = cache.get(key)
     eggs = {**(hit.eggs if hit is not None else {}), **needed}
     misses = hit.misses + 1 if hit is not None else 0
     if misses >= _MISSES:
         eggs.update((id(e), e) for group in groups for r in group for e in r.egg)
     cache[key] = _register(rules, prelude, eggs, misses)
-    return cache[key]
+    return cache[key], live
 
 
 _MISSES = 2  # see `Prepared`
@@ -182,15 +205,18 @@ def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], 
     tag = next(_ruleset_ids)
     egraph = EGraph()
     declare_terms(egraph)
+    members = {"analysis": chosen(analysis_rules()), "rules": chosen(rules, lambda r: not r.explosive),
+               "explosive": chosen(rules, lambda r: r.explosive), "prelude": chosen(prelude)}
+    own = {id(e): ruleset(e, name=f"rule-{tag}-{k}") for k, e in enumerate(e for m in members.values() for e in m)}
+    placeholders = {group: ruleset(name=f"{group}-{tag}") for group in members}
+    groups = {str(placeholders[group].__egg_ident__): [(id(e), str(own[id(e)].__egg_ident__)) for e in m]
+              for group, m in members.items()}
     prep = Prepared(
-        egraph, list(rules),
-        ruleset(*chosen(analysis_rules()), name=f"analysis-{tag}"),
-        ruleset(*chosen(rules, lambda r: not r.explosive), name=f"rules-{tag}"),
-        ruleset(*chosen(rules, lambda r: r.explosive), name=f"explosive-{tag}"),
-        ruleset(*chosen(prelude), name=f"prelude-{tag}"),
+        egraph, list(rules), *placeholders.values(), groups,
         eggs, {e.decl: r.name for r in (*rules, *prelude) if r.built is not None for e in r.built if id(e) in eggs},
         misses)
-    egraph.run(run(prep.analysis) + run(prep.ordinary) + run(prep.explosive) + run(prep.prelude))  # registers
+    if own:
+        egraph.run(seq(*(run(r) for r in own.values())))  # registers
     return prep
 
 
@@ -198,16 +224,16 @@ def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], 
 def fresh_egraph(rules: list[Rule], prelude: Sequence[Rule] = (), staged: Staging | None = None):
     """An empty e-graph with `rules` (and `prelude`) registered, for the duration of the `with` block; with
     `staged`, an e-graph holding the rules that can fire on the staged terms, which it is loaded with."""
-    prep = prepared(rules, prelude, staged.symbols() if staged is not None else None)
+    prep, live = prepared(rules, prelude, staged.symbols() if staged is not None else None)
     if staged is not None:
         staged.declare_into(prep.egraph)
-    prep.egraph.push()
+    prep.push(live)
     try:
         if staged is not None:
             staged.load_into(prep.egraph)
         yield prep
     finally:
-        prep.egraph.pop()
+        prep.pop()
 
 
 def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadline: float | None = None,
@@ -443,8 +469,8 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
                 report.seconds["serialize_transformed"] = time.perf_counter() - clock
 
         def restart() -> None:  # back to the program as loaded (and its prelude run): see `saturate`
-            prep.egraph.pop()
-            prep.egraph.push()
+            prep.pop()
+            prep.push(prep.live)
             staged.load_into(prep.egraph)
             load(prep.egraph, output_actions(prep.egraph, outputs))
             if prelude:

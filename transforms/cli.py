@@ -28,7 +28,7 @@
     eqjax measure FILE|- [--args NPZ] [--backend numpy,interpreter,xla] [--json]
                                        time a jaxpr text: median, IQR, count, machine fingerprint
     eqjax bench eval                   interpreter overhead per equation over the oracle programs
-    eqjax bench optimizer              saturate/extract times for synthetic and oracle programs
+    eqjax bench optimizer              saturate/extract times; the redundancy suite's share reached
     eqjax bench grad                   reverse-mode growth on residual chains; FLOPs vs JAX's gradients
     eqjax bench runtime [--suite large|oracle] [--threads N] [--json]
                                        eqjax's programs timed beside jax.jit, op by op and XLA (ratios)

@@ -1,7 +1,7 @@
 """Batching rules of reductions, cumulative and window reductions (transforms/batching/rules/reduce.py): vmap
 of each spec row at every batch-axis position and on random configurations against a loop over slices, the
-shape of the batched programs (unbatched init values stay scalars), the limits of the variadic rules, then
-the `reduce` oracle family against JAX."""
+shape of the batched programs (unbatched init values stay scalars), 12 operands and the limits of the
+variadic rules, then the `reduce` oracle family against JAX."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from ir.tracing import bind
 from tests.transforms import test_ad_reduce
 from tests.transforms.ad_helpers import Dom, Spec
 from tests.transforms.vmap_helpers import Config, assert_oracle, batched_program, check_config, vmap_spec_tests
-from transforms.batching.rules import reduce as reduce_rules
 
 INF, NAN = float("inf"), float("nan")
 I32 = dict(dtype="int32", values=(-3, 0, 1, 7, 7))
@@ -140,12 +139,25 @@ def test_batched_init_keeps_the_fold_order():
     np.testing.assert_array_equal(got, np.array(want)[:, None])
 
 
+MANY = 12
+
+
+def _many(*xs):
+    """A reduce of 12 operands (unbatched init values), each folded its own way."""
+    folds = (lax.add, lax.max, fold) * (MANY // 3)
+    return lax.reduce(xs, (0.0,) * MANY, lambda a, b: tuple(f(u, v) for f, u, v in zip(folds, a, b, strict=True)),
+                      (1,))
+
+
+@pytest.mark.parametrize("in_axes", [(0,) * MANY, (1, None, 0, None, None, 2, 0, None, 1, None, 0, 2)],
+                         ids=["batched", "mixed"])
+def test_reduce_of_many_operands(in_axes):
+    """One rule serves any operand count while the init values are unbatched: 12 operands, some unbatched."""
+    spec = Spec("reduce/twelve", _many, [Dom((2, 3))] * MANY)
+    check_config(spec, Config(in_axes, (0,) * MANY, 3))
+
+
 # --- limits ------------------------------------------------------------------------------------------------
-
-
-def _many(x, i):
-    n = reduce_rules.MAX_VARIADIC["reduce"] + 1
-    return lax.reduce((x,) * n, (0.0,) * n, lambda a, b: tuple(map(lax.add, a, b)), (0,))[0]
 
 
 def _triple_with_init(x, i):
@@ -154,15 +166,14 @@ def _triple_with_init(x, i):
 
 UNSUPPORTED = [
     ("reduce_window", "inits", lambda x, i: lax.reduce_window(x, i, fold, (2,), (1,), "SAME"), (0, 0)),
-    ("reduce", "operands", _many, (0, None)),
     ("reduce", "inits", _triple_with_init, (None, 0)),
 ]
 
 
 @pytest.mark.parametrize(("prim", "what", "fn", "in_axes"), UNSUPPORTED, ids=[f"{p}-{w}" for p, w, _, _ in UNSUPPORTED])
 def test_unsupported_patterns_raise_naming_the_primitive(prim, what, fn, in_axes):
-    """Batched init values of reduce_window (JAX refuses them too: its padding holds the init), and operand
-    counts beyond the rules: a clear error at build time."""
+    """Batched init values of reduce_window (JAX refuses them too: its padding holds the init), and of a reduce
+    of more operands than the rules take: a clear error at build time."""
     closed = make_jaxpr(fn)(np.zeros(4), np.float64(0.0))
     with pytest.raises(UnsupportedPrimitive, match=prim):
         batched_program(closed, Config(in_axes, (0,), 2))

@@ -1,6 +1,6 @@
 """Batching rules of the shape primitives (transforms/batching/rules/shape.py): vmap of each spec row at every
 batch-axis position and on random configurations against a loop over slices, the user API on NumPy-style
-code, the operand-count limit of the variadic rules, then the `shape` oracle family against JAX."""
+code, 12 operands and results of the variadic rules, then the `shape` oracle family against JAX."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import transforms
 from eval.interpreter import eval_jaxpr
 from ir import lax, make_jaxpr, parse_jaxpr
 from ir import numpy as jnp
-from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol
 from ir.tracing import bind
 from tests.transforms import test_ad_shape
@@ -25,7 +24,6 @@ from tests.transforms.vmap_helpers import (
     loop_reference,
     vmap_spec_tests,
 )
-from transforms.batching.rules import shape as shape_rules
 
 I32 = dict(dtype="int32", values=(-3, 0, 1, 7))
 BOOL = dict(dtype="bool", values=(False, True))
@@ -86,12 +84,34 @@ def test_api_against_loop(in_axes):
         assert_same(out, np.stack([r[j] for r in per_slice]), f"output {j}")
 
 
-@pytest.mark.parametrize("config", [Config((0,) * 8, (0,), 2),
-                                    Config((None, 1, None, 0, None, None, 1, None), (1,), 3)], ids=str)
-def test_most_operands(config):
-    """The variadic rules' largest operand count, all batched and mixed with unbatched operands."""
-    spec = Spec("concatenate/eight", lambda *xs: lax.concatenate(xs, 0), [Dom((1, 2))] * shape_rules.MAX_OPERANDS)
-    check_config(spec, config)
+MANY = 12  # operands or results, beyond any per-count rule table
+MIXED = (0, None, 1, None, None, 0, 1, None, 0, None, 1, 0)  # batched at either axis, or unbatched
+MANY_OPERANDS = [
+    Spec("concatenate/twelve", lambda *xs: lax.concatenate(xs, 1), [Dom((2, k % 3 + 1)) for k in range(MANY)]),
+    Spec("stack/twelve", lambda *xs: lax.stack(xs, 1), [Dom((2, 3))] * MANY),
+    Spec("device_put/twelve", device_put, [Dom((2, 3)) if k % 2 else Dom((2, 2), **I32) for k in range(MANY)]),
+]
+
+
+@pytest.mark.parametrize("spec", MANY_OPERANDS, ids=lambda s: s.name)
+@pytest.mark.parametrize("in_axes", [(0,) * MANY, MIXED], ids=["batched", "mixed"])
+def test_many_operands(spec, in_axes):
+    """One rule serves any operand count: 12 operands, all batched or mixed with unbatched ones."""
+    out_axes = (1,) * len(make_jaxpr(spec.fn)(*[d.draw(np.random.default_rng(0)) for d in spec.domains]).out_avals)
+    check_config(spec, Config(in_axes, out_axes, 3))
+
+
+MANY_RESULTS = [
+    Spec("split/twelve", lambda x: tuple(lax.split(x, (k % 3 for k in range(MANY)), 1)), [Dom((2, MANY))]),
+    Spec("unstack/twelve", lambda x: tuple(bind("unstack", x, axis=1)), [Dom((2, MANY))]),
+]
+
+
+@pytest.mark.parametrize("spec", MANY_RESULTS, ids=lambda s: s.name)
+@pytest.mark.parametrize("in_axis", [0, 2])
+def test_many_results(spec, in_axis):
+    """One rule serves any result: 12 results, the batch axis placed before or after the split axis."""
+    check_config(spec, Config((in_axis,), (0,) * MANY, 3))
 
 
 def test_unbatched_operands_stay_unbatched():
@@ -116,26 +136,6 @@ def test_numpy_int_params(config):
             for x, axis in zip(args, config.in_axes, strict=True)]
     got = eval_jaxpr(batched_program(closed, config), *args, check=True)
     assert_same(got[0], loop_reference(closed, args, config)[0], f"{config}")
-
-
-# --- limits -------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("prim, fn", [("concatenate", lambda *xs: lax.concatenate(xs, 0)),
-                                      ("stack", lambda *xs: lax.stack(xs, 0)), ("device_put", device_put)])
-def test_too_many_operands_is_unsupported(prim, fn):
-    """Variadic rules cover `MAX_OPERANDS` operands; more is a clear error, not a wrong answer."""
-    n = shape_rules.MAX_OPERANDS + 1
-    closed = make_jaxpr(fn)(*[np.ones(1)] * n)
-    with pytest.raises(UnsupportedPrimitive, match=prim):
-        batched_program(closed, Config((0,) * n, (0,) * len(closed.out_avals), 2))
-
-
-def test_too_many_results_is_unsupported():
-    n = shape_rules.MAX_OPERANDS + 1
-    closed = make_jaxpr(lambda x: tuple(lax.split(x, (1,) * n, 0)))(np.ones(n))
-    with pytest.raises(UnsupportedPrimitive, match="split"):
-        batched_program(closed, Config((0,), (0,) * n, 2))
 
 
 # --- oracle -------------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ does: a value is batched when it is computed from a mapped input; everything els
 e-graph exactly as the unbatched program computes it (encoded once, never broadcast). One pass over
 the equations in order then gives each batched result one `vmap_of` node, whose operands are the
 batched terms of batched operands (batch axis first) and the unbatched terms of the others, after
-the primitive's policy has prepared them (`transforms.batching.rule`). The nodes are O(1) each, so the
+the primitive's policy has prepared them (`transforms.batching.rule`; an `own` rule's node holds only
+the result's own operand). The nodes are O(1) each, so the
 e-graph grows linearly with the program.
 
 Calls, remat and custom-derivative calls are inlined first: their bodies are batched as written (the
@@ -13,6 +14,8 @@ custom rules are not in the jaxpr text; the batched program computes the same va
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from egglog import bindings as eb
 
@@ -25,6 +28,7 @@ from transforms.batching.rule import (
     PREPARE,
     Site,
     batch_rule,
+    broadcast_count,
     broadcasting_preparation,
     tag,
     with_batch,
@@ -32,6 +36,7 @@ from transforms.batching.rule import (
 from transforms.rulebook import ValueStore
 
 _VMAP_OF = B.function("vmap_of")
+_VINT = B.function("vint")  # an each_result node's index, in front of its values
 INLINED = frozenset({"remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
                      "custom_linear_solve"})
 
@@ -102,17 +107,20 @@ class Batcher:
             operands = [self._prepare(name, x, site, i) if (name := prepare(site, i)) else x
                         for i, x in enumerate(operands)]
         elif policy == "materialize":
-            operands = [x if b else self._prepare("materialize:u", x, site, i) for i, (x, b)
+            k = broadcast_count(eqn.primitive, len(flags))
+            operands = [x if b or i >= k else self._prepare("materialize:u", x, site, i) for i, (x, b)
                         in enumerate(zip(operands, flags, strict=True))]
-            site = Site(site.params, site.in_avals, site.out_avals, (True,) * len(flags), self.size)
+            site = replace(site, batched=(True,) * k + flags[k:])
         avals = [site.batched_aval(i) for i in range(len(operands))]
+
         values, held = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
-        multiple = entry.results > 1
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
                 continue
-            rule = tag(eqn.primitive, entry.flags, held, j if multiple else None)
-            node = _VMAP_OF(rule, values, B.args(operands))
+            result = "*" if entry.each_result else j if entry.results > 1 else None
+            node = _VMAP_OF(tag(eqn.primitive, entry.flags, held, result),
+                            _VINT(B.int(j), values) if entry.each_result else values,
+                            B.args([operands[j]] if entry.own else operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:

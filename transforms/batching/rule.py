@@ -14,9 +14,13 @@ How an equation's operands reach its rule (the primitive's policy, chosen by its
                   becomes (B, 1, ..., 1) (`lift:b`), unbatched scalars stay as they are, so unbatched
                   values are never broadcast to the batch size; ops that need equal shapes (select_n,
                   clamp, add_any) give their own `prepare(site, i)`.
-    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), then one rule
-                  per operand count applies with every operand batched (tag "prim:bb..."): for
-                  variadic ops (concatenate, sort), where a rule per operand pattern would not scale
+    materialize   unbatched operands are broadcast to the batch size (`materialize:u`), all of them or
+                  the leading ones the entry names (reduce: its operands, not its init values), then
+                  the rule of the resulting pattern applies (tag "prim:bb..."): for variadic ops
+                  (concatenate, sort, reduce), where a rule per operand pattern would not scale. A
+                  letter and `*` stand for any number of such operands: an equation takes the rule of
+                  its exact pattern ("bbub") if there is one, else "b*" (its broadcast operands) and
+                  the runs of the others ("b*u*": reduce with unbatched init values)
     flags         one rule per operand pattern, `b` batched and `u` unbatched ("dot_general:bu"); a
                   pattern without a rule raises UnsupportedPrimitive naming it
 
@@ -24,29 +28,42 @@ A lambda gets the operands (batched ones with the batch axis at 0), then its val
 (`transforms.rulebook.Values`, typed; `node(prim)` gives an `Op` building a `<prim>` node); it returns
 the batched result, with the batch axis at 0 (a list of them for `results` > 1). A values function
 gets a `Site`: the equation's params, its unbatched operand and result avals, which operands are
-batched and the batch size. `V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules,
-each guarded by the case its values name (so no rule leaves an identity op behind); `V.variant(prim,
-flags, f, ...)` adds another rewrite of an entry's nodes (a leaner form where a query can tell it
-applies); extraction picks among the forms.
+batched and the batch size.
+
+Variadic primitives get one rule whatever their operand or result count, as the AD rules do: a
+`variadic` rule matches the operands as one `Args` list and its lambda gets that list (`variadic_op`,
+`variadic_result` build the op on it); an `each_result` rule serves every result, its tag ending
+":out*": the node of result j holds j in front of the equation's values (one values list for all
+results, so that they read one op node: params holding a jaxpr get a new key each time they are
+written) and the lambda gets it as `index`; an `own` rule builds result j from operand j alone
+(device_put), the node holding that operand only.
+
+`V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules, each guarded by the case its
+values name (so no rule leaves an identity op behind); `V.variant(prim, flags, f, ...)` adds another
+rewrite of an entry's nodes (a leaner form where a query can tell it applies); extraction picks among
+the forms.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from egglog import String, eq, i64, rewrite, var
+from egglog import String, eq, i64, i64Like, rewrite, var
 
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import SPECS, Arr, args_list
+from rewrites.terms import SPECS, Args, Arr, apply, args_list, call, get
 from transforms.batching.terms import vmap_of
 from transforms.rulebook import (
     INT,
     INTS,
     STR,
+    Op,
+    Vals,
     Values,
     ValueType,
     collecting,
@@ -60,7 +77,7 @@ from transforms.rulebook import (
 )
 
 __all__ = ["INT", "INTS", "STR", "Site", "Values", "VmapBook", "dtype", "moveaxis_perm", "node", "params", "require",
-           "shape", "shifted"]
+           "shape", "shifted", "variadic_op", "variadic_result"]
 
 
 @dataclass(frozen=True)
@@ -103,10 +120,12 @@ def moveaxis_perm(rank: int, source: int, destination: int) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class VmapRule:
     primitive: str
-    flags: str  # "*" (elementwise), or one letter per operand
+    flags: str  # "*" (elementwise), or one letter per operand (a letter and `*`: any number of such operands)
     results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
     values: Values | None
     rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
+    each_result: bool = False  # one rule for every result: the tag ends ":out*", the node holds the index
+    own: bool = False  # result j's node holds operand j alone
 
     @property
     def names(self) -> list[str]:
@@ -117,6 +136,7 @@ class VmapRule:
 # primitive's unbatched operands are prepared (`elementwise`, `materialize` or `flags`).
 BATCH: dict[str, dict[str, VmapRule]] = {}
 POLICY: dict[str, str] = {}
+MATERIALIZED: dict[str, Callable[[int], int]] = {}  # how many leading operands a `materialize` op broadcasts (all)
 OPERAND_PREPARATION: dict[str, Callable[[Site, int], str | None]] = {}  # elementwise ops' own, by primitive
 PREPARE: dict[str, VmapRule] = {}  # the operand preparations: lift:u, lift:b, fill:b, materialize:u
 
@@ -129,20 +149,42 @@ def broadcasting_preparation(site: Site, i: int) -> str | None:
     return "lift:u" if rank > 0 else None
 
 
+def broadcast_count(prim: str, count: int) -> int:
+    """How many leading operands of a `materialize` op of `count` operands are broadcast when unbatched."""
+    return MATERIALIZED[prim](count) if prim in MATERIALIZED else count
+
+
 def batch_rule(prim: str, flags: str) -> VmapRule:
     found = BATCH.get(prim)
     if not found:
         raise UnsupportedPrimitive(prim, "batching", "transforms/batching/rules")
-    key = {"elementwise": "*", "materialize": "b" * len(flags)}.get(POLICY[prim], flags)
-    entry = found.get(key)
+    policy, any_count = POLICY[prim], None
+    if policy == "elementwise":
+        key = "*"
+    elif policy == "materialize":
+        k = broadcast_count(prim, len(flags))
+        key, any_count = "b" * k + flags[k:], "b*" + re.sub(r"(.)\1*", r"\1*", flags[k:])
+    else:
+        key = flags
+    entry = found.get(key) or found.get(any_count)
     if entry is None:
         raise UnsupportedPrimitive(prim, f"batching with operands {flags} (b batched, u unbatched)",
                                    "transforms/batching/rules")
     return entry
 
 
-def tag(prim: str, flags: str, held: bool, j: int | None) -> str:
-    """The rule string of a `vmap_of` node."""
+def variadic_op(op: Op, xs: Args) -> Arr:
+    """`op` applied to a variadic rule's operand list."""
+    return apply(op.prim, op.extra, xs)
+
+
+def variadic_result(op: Op, j: i64Like, xs: Args) -> Arr:
+    """Result j of the multi-result `op` applied to a variadic rule's operand list."""
+    return get(call(op.prim, op.extra, xs), j)
+
+
+def tag(prim: str, flags: str, held: bool, j: int | str | None) -> str:
+    """The rule string of a `vmap_of` node (`j`: the result, "*" for any)."""
     return ":".join([prim, flags, *(["apply"] if held else []), *([f"out{j}"] if j is not None else [])])
 
 
@@ -157,43 +199,52 @@ class VmapBook:
     def rules(self) -> list[Rule]:
         return [r for e in self.entries for r in e.rules]
 
-    def elementwise(self, *prims: str, math: str, arities: Sequence[int] = (), results: int = 1,
-                    prepare: Callable[[Site, int], str | None] | None = None) -> None:
-        """The op applied as it was to the prepared operands (see the module docstring); one rule per
-        operand count (`arities`, named by the count when several; default the primitive's typed-term
-        arity, which a multi-result primitive lacks: it names its count) and per result (`results` > 1:
-        result j of the op). `prepare(site, i)` names operand i's preparation (a `PREPARE` entry) or
-        None, for ops that do not broadcast size-1 axes."""
+    def elementwise(self, *prims: str, math: str, arity: int | None = None, results: int = 1,
+                    variadic: bool = False, prepare: Callable[[Site, int], str | None] | None = None) -> None:
+        """The op applied as it was to the prepared operands (see the module docstring), with `arity`
+        operands (default the primitive's typed-term arity, which a multi-result primitive lacks: it names
+        its count) or any count (`variadic`), one rule per result (`results` > 1: result j of the op).
+        `prepare(site, i)` names operand i's preparation (a `PREPARE` entry) or None, for ops that do not
+        broadcast size-1 axes."""
         def same(*operands, op):
+            if variadic:
+                return variadic_op(op, operands[0])
             return op(*operands) if results == 1 else [op.result(j, *operands) for j in range(results)]
 
         for prim in prims:
-            counts = arities or (SPECS[prim].arity,)
+            n = None if variadic else arity or SPECS[prim].arity
             self._policy(prim, "elementwise")
             if prepare is not None:
                 OPERAND_PREPARATION[prim] = prepare
             same_op = Values(lambda e: {"op": e.params}, op=node(prim))
-            rules = []
-            for n in counts:
-                rules += self._rules(prim, "*", n, results, same_op, same, math, f"-{n}" if len(counts) > 1 else "")
+            rules = self._rules(prim, "*", n, results, same_op, same, math, "")
             self._enter(VmapRule(prim, "*", results, same_op, tuple(rules)))
 
-    def batch(self, prim: str, flags: str | Sequence[str], f: Callable, *, math: str, values: Values | None = None,
-              results: int = 1, materialize: bool = False, arities: Sequence[int] = ()) -> None:
-        """`f(*operands, **values)` for each operand pattern in `flags`; with `materialize`, the
-        unbatched operands are broadcast first and `flags` is ignored: one rule per count in `arities`
-        (or the lambda's operand count) with every operand batched."""
+    def batch(self, prim: str, flags: str | Sequence[str] | None, f: Callable, *, math: str,
+              values: Values | None = None, results: int = 1, each_result: bool = False,
+              materialize: bool | Callable[[int], int] = False, arity: int | None = None, variadic: bool = False,
+              own: bool = False) -> None:
+        """`f(*operands, **values)` for each operand pattern in `flags`. With `materialize`, the unbatched
+        operands (or the first `materialize(count)` of `count`) are broadcast first; `flags` None: one
+        rule with every operand batched, `arity` operands (default the lambda's operand count) or any
+        count ("b*"). `variadic`: f gets the operands as one `Args` list (patterns with a `*`); `own`: f
+        gets result j's own operand j. `each_result`: one rule for every result, f gives result `index`
+        (a keyword argument)."""
         self._policy(prim, "materialize" if materialize else "flags")
-        if materialize:
+        if callable(materialize):
+            MATERIALIZED[prim] = materialize
+        if flags is None and (variadic or own):
+            patterns = ["b*"]
+        elif flags is None:
             positional = [p for p in inspect.signature(f).parameters.values()
                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            counts = arities or (len(positional),)
-            patterns = ["b" * n for n in counts]
+            patterns = ["b" * (arity or len(positional))]
         else:
             patterns = [flags] if isinstance(flags, str) else list(flags)
         for pattern in patterns:
-            rules = self._rules(prim, pattern, len(pattern), results, values, f, math, "")
-            self._enter(VmapRule(prim, pattern, results, values, tuple(rules)))
+            n = 1 if own else None if variadic else len(pattern)
+            rules = self._rules(prim, pattern, n, "*" if each_result else results, values, f, math, "")
+            self._enter(VmapRule(prim, pattern, results, values, tuple(rules), each_result, own))
 
     def cases(self, prim: str, flags: str, cases: dict[str, Callable], *, fn: Callable, math: str,
               arity: int | None = None, **types: ValueType) -> None:
@@ -226,7 +277,8 @@ class VmapBook:
         form where a query can tell it applies (e.g. an operand that only materializes an unbatched
         value). The e-graph holds both forms; extraction picks."""
         entry = BATCH[prim][flags]
-        more = self._rules(prim, flags, len(flags), entry.results, entry.values, f, math, f"-{name}")
+        more = self._rules(prim, flags, len(flags), "*" if entry.each_result else entry.results, entry.values, f,
+                           math, f"-{name}")
         grown = replace(entry, rules=entry.rules + tuple(more))
         BATCH[prim][flags] = grown
         self.entries = [grown if e is entry else e for e in self.entries]
@@ -250,28 +302,37 @@ class VmapBook:
         self.entries.append(entry)
 
     def _rules(self, prim, flags, n, results, values, f, math, suffix) -> list[Rule]:
+        """The rules of one entry: per form (typed / apply) and per result j (`results` a count, or "*":
+        one rule for any result). `n` operands, or None: one `Args` list of any length."""
         forms = [False, True] if has_typed_form(values) else [False]
-        out = []
-        for held in forms:
-            for j in range(results):
-                out.append(self._rule(prim, flags, n, results, values, f, math, held, j, suffix))
-        return out
+        slots = ["*"] if results == "*" else list(range(results)) if results > 1 else [None]
+        return [self._rule(prim, flags, n, values, f, math, held, j, suffix) for held in forms for j in slots]
 
-    def _rule(self, prim, flags, n, results, values, f, math, held, j, suffix) -> Rule:
+    def _rule(self, prim, flags, n, values, f, math, held, j, suffix) -> Rule:
         """One rule, built when a program first needs it (`Rule.lazy`)."""
-        node_tag = tag(prim, flags, held, j if results > 1 else None)
+        node_tag = tag(prim, flags, held, j)
 
         def egg():
             pattern, vals = value_pattern(values, held)
-            xs = [var(f"x{i}", Arr) for i in range(n)]
-            node = vmap_of(String(node_tag), pattern, args_list(xs))
+            if j == "*":
+                vals["index"] = var("index", i64)
+                pattern = Vals.of_int(vals["index"], pattern)
+            xs = [var("xs", Args)] if n is None else [var(f"x{i}", Arr) for i in range(n)]
+            node = vmap_of(String(node_tag), pattern, xs[0] if n is None else args_list(xs))
             with collecting() as conditions:
                 rhs = f(*xs, **vals)
                 if isinstance(rhs, (list, tuple)):
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)
 
-        parts = [prim, flags.replace("*", "any"), *(["apply"] if held else []),
-                 *([f"out{j}"] if results > 1 else [])]
+        parts = [prim, _pattern_name(flags), *(["apply"] if held else []),
+                 *([{"*": "out-any"}.get(j, f"out{j}")] if j is not None else [])]
         name = ("vmap-" + "-".join(parts) + suffix).replace("_", "-").lower()
         return Rule.lazy(name, "vmap", EXACT, math, egg, trigger=f"vmap_of:{node_tag}")
+
+
+def _pattern_name(flags: str) -> str:
+    """A rule name's part for an operand pattern: "any" ("*"), "all-b-all-u" ("b*u*"), or the letters."""
+    if flags == "*":
+        return "any"
+    return "-".join(f"all-{kind}" for kind in flags[::2]) if flags.endswith("*") else flags

@@ -26,7 +26,7 @@ def _equal_shapes(scalars_stay: tuple[int, ...]):
     return prepare
 
 
-V.elementwise("select_n", arities=(2, 3, 4, 5), prepare=_equal_shapes((0,)),
+V.elementwise("select_n", variadic=True, prepare=_equal_shapes((0,)),
               math="select_n(p, *cases)[b] = select_n(p[b], *cases[b]); unbatched cases are broadcast "
                    "(the cases must have one shape), an unbatched scalar predicate stays")
 V.elementwise("clamp", prepare=_equal_shapes((0, 2)),

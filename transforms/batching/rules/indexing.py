@@ -22,8 +22,8 @@ would be 2^(rank+1) - 1 patterns, and every rule costs each transform program ma
 cheaper forms above are variants of the same node that recognize a materialized operand (the
 `materialize:u` broadcast along a new leading axis) and use the unbatched value it holds; the e-class
 then holds both forms and extraction keeps the cheaper. dynamic_slice and dynamic_update_slice have
-rules for operand ranks `RANKS`, sort for operand counts `SORT_OPERANDS`; others raise
-UnsupportedPrimitive when the batched program is built.
+rules for operand ranks `RANKS` (others raise UnsupportedPrimitive when the batched program is built);
+sort has one rule for any operand count and result, matching the operands as one list.
 """
 
 from __future__ import annotations
@@ -33,11 +33,10 @@ from egglog import Vec, eq, i64, var
 from ir import lax
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, require
+from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, require, variadic_result
 
 V = VmapBook("indexing")
 RANKS = range(1, 5)
-SORT_OPERANDS = range(1, 5)
 SCATTERS = ("scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min", "scatter-max")
 EMPTY = Vec[i64].empty()
 GDN, SDN = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
@@ -191,14 +190,14 @@ def _update_starts_unbatched(x, u, *starts, scatter, concat, column, dtype):
 
 
 for _rank in RANKS:
-    V.batch("dynamic_slice", None, _slice_paired, materialize=True, arities=(1 + _rank,), values=_SLICE,
+    V.batch("dynamic_slice", None, _slice_paired, materialize=True, arity=1 + _rank, values=_SLICE,
             math="dynamic_slice per batch element = gather of the (B, rank) start matrix with the operand's and the "
                  "matrix's batch axes paired, clamped as dynamic_slice (PROMISE_IN_BOUNDS)")
     V.variant("dynamic_slice", "b" * (1 + _rank), _slice_operand_unbatched, name="operand-unbatched",
               math="dynamic_slice of a materialized operand = gather of the start matrix from the unbatched operand")
     V.variant("dynamic_slice", "b" * (1 + _rank), _slice_starts_unbatched, name="starts-unbatched",
               math="dynamic_slice with materialized starts = the same op with start 0 and size B on the batch axis")
-    V.batch("dynamic_update_slice", None, _update_paired, materialize=True, arities=(2 + _rank,), values=_UPDATE,
+    V.batch("dynamic_update_slice", None, _update_paired, materialize=True, arity=2 + _rank, values=_UPDATE,
             math="dynamic_update_slice per batch element = scatter of the (B, rank) start matrix with the operand's "
                  "and the matrix's batch axes paired, clamped as dynamic_update_slice (CLIP)")
     V.variant("dynamic_update_slice", "b" * (2 + _rank), _update_starts_unbatched, name="starts-unbatched",
@@ -212,16 +211,9 @@ def _sort_params(e: Site) -> dict:
     return {"op": {**e.params, "dimension": int(e.params["dimension"]) + 1}}
 
 
-def _results(op, xs, n: int):
-    """The batched results of a multi-result op: one term when there is one (a book's single-result form)."""
-    results = [op.result(j, *xs) for j in range(n)]
-    return results if n > 1 else results[0]
-
-
-for _n in SORT_OPERANDS:
-    V.batch("sort", None, lambda *xs, op, n=_n: _results(op, xs, n), materialize=True,
-            arities=(_n,), results=_n, values=Values(_sort_params, op=node("sort")),
-            math="sort per batch element = sort along the shifted dimension, every operand batched")
+V.batch("sort", None, lambda xs, *, op, index: variadic_result(op, index, xs), materialize=True,
+        variadic=True, each_result=True, values=Values(_sort_params, op=node("sort")),
+        math="sort per batch element = sort along the shifted dimension, every operand batched")
 
 
 def _reduced_axis(name: str):
@@ -232,6 +224,6 @@ def _reduced_axis(name: str):
 
 
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
-    V.batch(_prim, "b", lambda x, *, op: [op.result(0, x), op.result(1, x)], results=2,
+    V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True,
             values=Values(_reduced_axis(_axis), op=node(_prim)),
             math=f"{_prim} per batch element = {_prim} along the shifted axis")

@@ -4,7 +4,7 @@ Every linalg primitive acts on its operands' trailing core axes (two for a matri
 maps over leading batch dimensions (JAX's `linalg_primitive`, batched by `expand_dims_batcher`), so a batch
 axis at 0 is one more leading batch dimension:
 - the one-operand primitives (cholesky, qr, svd, eigh, lu, eig, schur, hessenberg, tridiagonal,
-  lu_pivots_to_permutation) are the op itself with the same params, one term per result;
+  lu_pivots_to_permutation) are the op itself with the same params (one rule serves every result);
 - householder_product takes both operands batched: an unbatched one is broadcast to the batch size, as
   `expand_dims_batcher` does (`materialize`);
 - triangular_solve (`_triangular_solve_batching_rule`): with `a` unbatched, the batch axis is folded into b's
@@ -31,19 +31,16 @@ V = VmapBook("linalg")
 
 # --- one operand: the op on a leading batch dimension --------------------------------------------------
 
-# primitive -> the most results it has (fewer under some params: unused result rules never fire)
-ONE_OPERAND = {"cholesky": 1, "lu_pivots_to_permutation": 1, "qr": 3, "geqrf": 2, "svd": 3, "eigh": 2, "lu": 3,
-               "eig": 3, "schur": 2, "hessenberg": 2, "tridiagonal": 4}
-_SAME = {prim: Values(lambda e: {"op": e.params}, op=node(prim)) for prim in ONE_OPERAND}
+SINGLE_RESULT = ("cholesky", "lu_pivots_to_permutation")
+MULTI_RESULT = ("qr", "geqrf", "svd", "eigh", "lu", "eig", "schur", "hessenberg", "tridiagonal")
 
-for _prim, _n in ONE_OPERAND.items():
-    if _n == 1:
-        V.batch(_prim, "b", lambda x, *, op: op(x), values=_SAME[_prim],
-                math=f"{_prim}(x)[b] = {_prim}(x[b]): the op maps over leading batch dimensions")
-    else:
-        V.batch(_prim, "b", lambda x, *, op, n=_n: [op.result(j, x) for j in range(n)], results=_n,
-                values=_SAME[_prim],
-                math=f"{_prim}(x)[b] = {_prim}(x[b]), each result: the op maps over leading batch dimensions")
+for _prim in SINGLE_RESULT:
+    V.batch(_prim, "b", lambda x, *, op: op(x), values=Values(lambda e: {"op": e.params}, op=node(_prim)),
+            math=f"{_prim}(x)[b] = {_prim}(x[b]): the op maps over leading batch dimensions")
+for _prim in MULTI_RESULT:
+    V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True,
+            values=Values(lambda e: {"op": e.params}, op=node(_prim)),
+            math=f"{_prim}(x)[b] = {_prim}(x[b]), each result: the op maps over leading batch dimensions")
 
 
 # --- folding the batch axis into a core axis ---------------------------------------------------------------
@@ -135,7 +132,7 @@ def _tridiagonal_fold(dl, d, du, b, *, op, dims, there, merged, moved, back):
 
 
 V.batch("tridiagonal_solve", None, lambda dl, d, du, b, *, op, **fold: op(dl, d, du, b), materialize=True,
-        values=_TRIDIAGONAL, arities=(4,),
+        values=_TRIDIAGONAL, arity=4,
         math="tridiagonal_solve(dl, d, du, b)[b] = tridiagonal_solve(dl[b], d[b], du[b], b[b]); unbatched operands "
              "are broadcast, as JAX's bdim_at_front does")
 V.variant("tridiagonal_solve", "bbbb", _tridiagonal_fold, name="diagonals-unbatched",

@@ -117,7 +117,7 @@ V.batch("random_gamma", "ub", lambda k, a, *, op, wrap, shape, dims: op(_key_bro
 # The default operand preparation (it broadcasts like the arithmetic ops); the operand count is given as the
 # primitive has no typed term to take it from.
 
-V.elementwise("threefry2x32", arities=(4,), results=2,
+V.elementwise("threefry2x32", arity=4, results=2,
               math="threefry2x32(k1, k2, x1, x2)[b] = threefry2x32 of the slices: elementwise, the operands "
                    "broadcast (an unbatched one gets a leading axis of 1, a batched scalar one (B, 1, ..., 1))")
 

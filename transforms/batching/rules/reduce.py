@@ -8,11 +8,12 @@ With the batch axis first, a reduction is the same op with its axes shifted by o
 never reduced, and the fold order over the reduced axes is unchanged); a window op gets a window of 1,
 stride 1, no padding and no dilation along the batch axis.
 
-Variadic `reduce` / `reduce_window` (operands, then one scalar init value each) have one rule per operand
-pattern up to `MAX_VARIADIC` operands: unbatched operands among batched ones are broadcast (JAX's
-`bdim_at_front`), unbatched init values stay as they are. JAX refuses batched init values; here a `reduce`
-of up to `MAX_BATCHED_INITS` operands takes them exactly (`first_seen`); `reduce_window`, whose padding
-holds the init value, raises UnsupportedPrimitive for them, as does anything beyond the operand limits.
+Variadic `reduce` / `reduce_window` (operands, then one scalar init value each) broadcast their unbatched
+operands (JAX's `bdim_at_front`; `materialize` of the operands, not the init values) and have one rule for
+any operand count while the init values are unbatched: they stay as they are. JAX refuses batched init
+values; here a `reduce` of up to `MAX_BATCHED_INITS` operands takes them exactly (`first_seen`, one rule
+per init pattern); `reduce_window`, whose padding holds the init value, raises UnsupportedPrimitive for
+them, as does a reduce of more operands.
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ from ir.params import as_ints
 from ir.primitives import primitives_with
 from ir.tracing import bind_jaxpr, trace_flat
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import INTS, Site, Values, VmapBook, dtype, node, params, shifted
+from transforms.batching.rule import INTS, Site, Values, VmapBook, dtype, node, params, shifted, variadic_result
 
 V = VmapBook("reduce")
-MAX_VARIADIC = {"reduce": 4, "reduce_window": 2}  # operand counts with rules (unbatched init values)
 MAX_BATCHED_INITS = 2  # reduce with up to this many operands when an init value is batched
 
 # --- axis and cumulative reductions: the axes shifted past the batch axis ------------------------------
@@ -75,56 +75,24 @@ for _prim in ("select_and_gather_add", "select_and_scatter_add"):
 # --- variadic reduce and reduce_window ------------------------------------------------------------------
 
 
-def _patterns(n: int, inits: bool) -> list[str]:
-    """Operand patterns of n operands and n init values: unbatched inits (at least one operand batched),
-    or (`inits`) at least one batched init."""
-    each = ["".join(p) for p in itertools.product("bu", repeat=n)]
-    if not inits:
-        return [p + "u" * n for p in each if "b" in p]
-    return [p + q for p in each for q in each if "b" in q]
-
-
-def _broadcast_params(e: Site) -> dict:
-    """The batched operand shape (B, *shape) and where an unbatched operand's axes go in it."""
-    shape = e.in_avals[0].shape
-    return {"full": (e.size, *shape), "along": tuple(range(1, len(shape) + 1))}
-
-
-def _batched_operands(flags: str, xs, full, along) -> list[Arr]:
-    """The operands (the first len(xs) flags), each with the batch axis."""
-    return [x if b == "b" else T.broadcast_in_dim(x, full, along) for x, b in zip(xs, flags[:len(xs)], strict=True)]
+def _operands(count: int) -> int:
+    """How many operands a variadic reduce of `count` operands and init values has: half."""
+    return count // 2
 
 
 def _reduce_params(e: Site) -> dict:
-    return {"op": {**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))}, **_broadcast_params(e)}
+    return {"op": {**e.params, "dimensions": shifted(as_ints(e.params["dimensions"]))}}
 
 
 def _window_params(e: Site) -> dict:
-    return {"op": batched_window(e.params), **_broadcast_params(e)}
-
-
-def _results(outs: list[Arr]):
-    """A rule's value: the list of results, or the single one."""
-    return outs if len(outs) > 1 else outs[0]
-
-
-def _variadic_rule(flags: str):
-    """Broadcast the unbatched operands, then the reduction with its batched params and the inits."""
-    n = len(flags) // 2
-
-    def rule(*xs, op, full, along):
-        operands = _batched_operands(flags, xs[:n], full, along)
-        return _results([op.result(j, *operands, *xs[n:]) for j in range(n)])
-    return rule
+    return {"op": batched_window(e.params)}
 
 
 for _prim, _params in (("reduce", _reduce_params), ("reduce_window", _window_params)):
-    for _n in range(1, MAX_VARIADIC[_prim] + 1):
-        for _flags in _patterns(_n, inits=False):
-            V.batch(_prim, _flags, _variadic_rule(_flags), results=_n,
-                    values=Values(_params, op=node(_prim), full=INTS, along=INTS),
-                    math="the reducer folds each slice's elements as before (dimensions + 1 / a window of 1 "
-                         "along the batch axis); unbatched operands are broadcast, the inits stay scalars")
+    V.batch(_prim, "b*u*", lambda xs, *, op, index: variadic_result(op, index, xs), materialize=_operands,
+            variadic=True, each_result=True, values=Values(_params, op=node(_prim)),
+            math="the reducer folds each slice's elements as before (dimensions + 1 / a window of 1 along the "
+                 "batch axis); unbatched operands are broadcast, the inits stay scalars")
 
 # A batched init value of `reduce`: reduce's fold is acc = f(acc, x) from acc = init. Each row of the
 # reduced elements (flattened, in fold order) gets its own init prepended, and the reducer is wrapped to
@@ -147,9 +115,9 @@ def first_seen(closed: ClosedJaxpr, kinds: list) -> ClosedJaxpr:
 
 
 def _init_params(e: Site) -> dict:
-    """The reduce of the rows, the broadcast of unbatched operands, then the rows layout: the permutation
-    taking the batched operand to (B, kept..., reduced...), its flat shape (B, kept..., R), the inits'
-    column (B, kept..., 1), the rows with their init (B, kept..., R + 1) and the concatenation axis."""
+    """The reduce of the rows, then the rows layout: the permutation taking the batched operand to (B, kept...,
+    reduced...), its flat shape (B, kept..., R), the inits' column (B, kept..., 1), the rows with their init
+    (B, kept..., R + 1) and the concatenation axis."""
     shape, dims = e.in_avals[0].shape, tuple(as_ints(e.params["dimensions"]))
     kept = tuple(d for d in range(len(shape)) if d not in dims)
     axis = len(kept) + 1
@@ -157,29 +125,30 @@ def _init_params(e: Site) -> dict:
     lead = (e.size, *(shape[d] for d in kept))
     reduced = math.prod(shape[d] for d in dims)
     body = first_seen(e.params["jaxpr"], [a.dtype for a in e.in_avals[:len(e.in_avals) // 2]])
-    return {"op": {**e.params, "jaxpr": body, "dimensions": (axis,)}, **_broadcast_params(e), "perm": perm,
+    return {"op": {**e.params, "jaxpr": body, "dimensions": (axis,)}, "perm": perm,
             "flat": (*lead, reduced), "column": (*lead, 1), "widened": (*lead, reduced + 1),
             "joined": {"dimension": axis}}
 
 
-def _batched_init_rule(flags: str):
-    n = len(flags) // 2
+def _batched_init_rule(inits: str):
+    """The rule of init pattern `inits` (the operands are broadcast already)."""
+    n = len(inits)
 
-    def rule(*xs, op, full, along, perm, flat, column, widened, joined):
-        rows = [T.reshape(T.transpose(x, perm), flat) for x in _batched_operands(flags, xs[:n], full, along)]
-        inits = [T.broadcast_in_dim(i, column, (0,) if b == "b" else ()) for i, b in zip(xs[n:], flags[n:],
-                                                                                         strict=True)]
-        values = [apply("concatenate", joined, args_list([i, r])) for i, r in zip(inits, rows, strict=True)]
+    def rule(*xs, op, index, perm, flat, column, widened, joined):
+        rows = [T.reshape(T.transpose(x, perm), flat) for x in xs[:n]]
+        firsts = [T.broadcast_in_dim(i, column, (0,) if b == "b" else ()) for i, b in zip(xs[n:], inits, strict=True)]
+        values = [apply("concatenate", joined, args_list([i, r])) for i, r in zip(firsts, rows, strict=True)]
         seen = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), widened, ())
         zeros = [Arr.scalar(0.0, dtype(x)) for x in xs[:n]]
-        return _results([op.result(j, *values, seen, *zeros, Arr.scalar(0.0, "bool")) for j in range(n)])
+        return op.result(index, *values, seen, *zeros, Arr.scalar(0.0, "bool"))
     return rule
 
 
 for _n in range(1, MAX_BATCHED_INITS + 1):
-    for _flags in _patterns(_n, inits=True):
-        V.batch("reduce", _flags, _batched_init_rule(_flags), results=_n,
-                values=Values(_init_params, op=node("reduce"), full=INTS, along=INTS, perm=INTS, flat=INTS, column=INTS,
-                              widened=INTS, joined=params("concatenate")),
-                math="reduce over [init_b, row of x[b]] with a `seen` flag: the fold from an unseen "
-                     "accumulator is f(...f(init_b, x_0)...), the unbatched fold of each slice")
+    for _inits in ("".join(p) for p in itertools.product("bu", repeat=_n)):
+        if "b" in _inits:
+            V.batch("reduce", "b" * _n + _inits, _batched_init_rule(_inits), materialize=_operands, each_result=True,
+                    values=Values(_init_params, op=node("reduce"), perm=INTS, flat=INTS, column=INTS,
+                                  widened=INTS, joined=params("concatenate")),
+                    math="reduce over [init_b, row of x[b]] with a `seen` flag: the fold from an unseen "
+                         "accumulator is f(...f(init_b, x_0)...), the unbatched fold of each slice")

@@ -8,8 +8,9 @@ axis added in front of its params, as JAX's batching rules do once the batch dim
 no padding, one repetition) and every axis param is shifted by one. A batched padding value turns pad
 into a select between the padded operand and the broadcast padding values (JAX's `_pad_batch_rule`).
 Variadic primitives broadcast their unbatched operands first (`materialize`, as JAX's
-`_concatenate_batch_rule` does); they have one rule per operand count up to `MAX_OPERANDS` (as the AD
-rules), split and unstack one per result index: more fails at build time with UnsupportedPrimitive.
+`_concatenate_batch_rule` does) and have one rule whatever their operand count (concatenate and stack
+match the operands as one list, device_put builds each result from its own operand); split and unstack
+have one rule for any result, its index a value.
 """
 
 from __future__ import annotations
@@ -17,16 +18,9 @@ from __future__ import annotations
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
 from rewrites.terms import Arr, T, apply, args_list
-from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, shifted
+from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, shifted, variadic_op
 
 V = VmapBook("shape")
-MAX_OPERANDS = 8  # operand counts of concatenate/stack/device_put, result count of split/unstack
-
-
-def _supported(prim: str, count: int) -> None:
-    if count > MAX_OPERANDS:
-        raise UnsupportedPrimitive(prim, f"batching with {count} operands/results (rules cover {MAX_OPERANDS})",
-                                   "transforms/batching/rules/shape.py MAX_OPERANDS")
 
 
 # --- one operand: the op with the batch axis prepended to its params -------------------------------------
@@ -50,11 +44,6 @@ def _slice(e: Site) -> dict:
             "strides": None if strides is None else (1, *as_ints(strides))}
 
 
-def _split(e: Site) -> dict:
-    _supported("split", len(e.out_avals))
-    return {**e.params, "sizes": as_ints(e.params["sizes"]), "axis": int(e.params["axis"]) + 1}
-
-
 ONE_OPERAND = {
     "reshape": (_reshape, "reshape(x, (B, *sizes), (0, *dims + 1)): row-major order keeps each batch "
                           "element's block contiguous"),
@@ -74,41 +63,30 @@ for _prim, (_params, _math) in ONE_OPERAND.items():
     V.batch(_prim, "b", lambda x, *, op: op(x), values=Values(lambda e, f=_params: {"op": f(e)}, op=node(_prim)),
             math=_math)
 
-V.batch("split", "b", lambda x, *, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
-        values=Values(lambda e: {"op": _split(e)}, op=node("split")),
-        math="split(x)_j along axis + 1: the batch axis is not cut")
+
+# --- variadic: any operand or result count ---------------------------------------------------------------
+
+
+def _split(e: Site) -> dict:
+    return {**e.params, "sizes": as_ints(e.params["sizes"]), "axis": int(e.params["axis"]) + 1}
 
 
 def _unstack(e: Site) -> dict:
-    _supported("unstack", len(e.out_avals))
     return {**e.params, "axis": int(e.params["axis"]) + 1}
 
 
-V.batch("unstack", "b", lambda x, *, op: [op.result(j, x) for j in range(MAX_OPERANDS)], results=MAX_OPERANDS,
-        values=Values(lambda e: {"op": _unstack(e)}, op=node("unstack")),
-        math="unstack(x)_j along axis + 1 (JAX's _unstack_batch_rule)")
-
-
-# --- variadic: the unbatched operands broadcast first ------------------------------------------------------
-
-
-def _axis_param(prim: str, name: str) -> Values:
-    def fn(e: Site):
-        _supported(prim, len(e.in_avals))
-        return {"op": {**e.params, name: int(e.params[name]) + 1}}
-
-    return Values(fn, op=node(prim))
-
+for _prim, _params, _math in (("split", _split, "split(x)_j along axis + 1: the batch axis is not cut"),
+                              ("unstack", _unstack, "unstack(x)_j along axis + 1 (JAX's _unstack_batch_rule)")):
+    V.batch(_prim, "b", lambda x, *, op, index: op.result(index, x), each_result=True, math=_math,
+            values=Values(lambda e, f=_params: {"op": f(e)}, op=node(_prim)))
 
 for _prim, _name in (("concatenate", "dimension"), ("stack", "axis")):
-    V.batch(_prim, None, lambda *xs, op: op(*xs), values=_axis_param(_prim, _name),
-            materialize=True, arities=range(1, MAX_OPERANDS + 1),
+    V.batch(_prim, None, lambda xs, *, op: variadic_op(op, xs), materialize=True, variadic=True,
+            values=Values(lambda e, name=_name: {"op": {**e.params, name: int(e.params[name]) + 1}}, op=node(_prim)),
             math=f"{_prim} along {_name} + 1 of the operands, each broadcast to the batch size")
 
-for _n in range(1, MAX_OPERANDS + 1):
-    V.batch("device_put", None, (lambda *xs: list(xs)) if _n > 1 else (lambda x: x), materialize=True,
-            arities=(_n,), results=_n,
-            math="device_put(xs)_j = x_j (a transfer: the identity here), x_j broadcast if unbatched")
+V.batch("device_put", None, lambda x: x, materialize=True, own=True,
+        math="device_put(xs)_j = x_j (a transfer: the identity here), x_j broadcast if unbatched")
 
 
 # --- pad ----------------------------------------------------------------------------------------------------
