@@ -6,7 +6,7 @@ without egglog's Python expression layer, which costs about a millisecond per te
     B.add(x, y)                                    a primitive of `SPECS`: its operands, then its typed
     B.broadcast_in_dim(x, shape=(2, 3), broadcast_dimensions=(1,))   fields by name (Python values), then
     B.reduce_sum(x, axes=(0,), extra="")           `extra`, its other params' key ("" the defaults)
-    B.get(tup, k)   B.call(prim, extra, operands)   B.apply(prim, extra, operands)   B.args(operands)
+    B.get(tup, k)   B.call(prim, extra, operands)   B.args(operands)
     B.ints((2, 3))  B.int(k)   B.string(s)   B.vec([...])        literals and containers
     B.function("jvp_of")(...)                       a transform's own constructor, by its egglog name
 
@@ -43,12 +43,13 @@ _FIELD = {"int": _int, "ints": _ints, "dtype": _string, "dimension_numbers": _st
 
 
 def _primitive(spec: TermSpec) -> Callable[..., eb.Call]:
-    name, arity = spec.constructor_name, spec.arity
+    name, children = spec.constructor_name, spec.children
     fields = [(field, _FIELD[kind.name]) for field, kind in spec.fields]
 
     def build(*operands: Term, extra: str = "", **values: Any) -> eb.Call:
-        if len(operands) != arity or len(values) != len(fields):
-            raise TypeError(f"{spec.primitive} takes {arity} operands and the fields {[f for f, _ in fields]}")
+        if len(operands) != children or len(values) != len(fields):
+            what = "one Args list" if spec.arity is None else f"{children} operands"
+            raise TypeError(f"{spec.primitive} takes {what} and the fields {[f for f, _ in fields]}")
         return eb.Call(_SPAN, name, [*operands, *(write(values[field]) for field, write in fields), _string(extra)])
 
     build.__name__ = build.__qualname__ = spec.primitive
@@ -91,10 +92,6 @@ class _Builders:
     def call(self, prim: str, extra: str, operands: Sequence[Term]) -> eb.Call:
         """The results of a multi-result `prim`, read with `get`."""
         return eb.Call(_SPAN, "call", [_string(prim), _string(extra), self.args(operands)])
-
-    def apply(self, prim: str, extra: str, operands: Sequence[Term]) -> eb.Call:
-        """A single-result `prim` held without typed fields."""
-        return eb.Call(_SPAN, "apply", [_string(prim), _string(extra), self.args(operands)])
 
     @staticmethod
     def function(name: str) -> Callable[..., eb.Call]:

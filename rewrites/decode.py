@@ -28,7 +28,7 @@ class UnsoundRewrite(EqjaxError):
 
 def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict:
     """The full params of a primitive node: its typed fields and its `extra` params."""
-    if node.op in ("apply", "call", "hcall"):
+    if node.op in ("call", "hcall"):
         prim, extra = node.payload
         return dict(enc.params_of(extra)) if extra else {}
     spec = SPECS[node.op]
@@ -52,7 +52,7 @@ def spelled_as_given(spec: TermSpec, fields: dict, extra: dict) -> dict:
 
 
 def node_primitive(node: ENode) -> str:
-    return node.payload[0] if node.op in ("apply", "call", "hcall") else node.op
+    return node.payload[0] if node.op in ("call", "hcall") else node.op
 
 
 def args_classes(view: EGraphView, args_class: str, nil: str = "nil") -> list[str]:
@@ -75,7 +75,15 @@ def output_classes(view: EGraphView) -> list[str]:
 
 
 def operand_classes(view: EGraphView, node: ENode) -> list[str]:
-    return args_classes(view, node.children[0]) if node.op in ("apply", "call", "hcall") else list(node.children)
+    """A node's operand classes: its children, or the elements of its `Args` list (`call`, `hcall` and
+    the constructors of variadic primitives)."""
+    return args_classes(view, node.children[0]) if holds_args(node) else list(node.children)
+
+
+def holds_args(node: ENode) -> bool:
+    """Whether a node's operands are the elements of its first child, an `Args` list."""
+    spec = SPECS.get(node.op)
+    return node.op in ("call", "hcall") or (spec is not None and spec.arity is None)
 
 
 def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:

@@ -11,7 +11,8 @@ meaning for NumPy evaluation, and inlining lets rules work across it. Control fl
 `cond`) is an `hcall` node whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules
 rewrite inside them; its other params and its result avals live on the Python side
 (`Encoding.hcall_key`). Other higher-order primitives (`custom_jvp_call`, `remat2`, ...) are held as
-`call`/`apply` nodes whose jaxpr-valued params live on the Python side (`Encoding.extras`).
+`call` nodes (or their own constructors) whose jaxpr-valued params live on the Python side
+(`Encoding.extras`).
 """
 
 from __future__ import annotations
@@ -470,11 +471,14 @@ def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[
         tup = egg_call("call", egg_str(prim), egg_str(enc.extra_key(prim, params)), egg_args(operands))
         return [egg_call("get", tup, egg_int(i)) for i in range(n_out)]
     spec = SPECS.get(prim)
-    if spec is not None and spec.arity == len(operands):
-        values, rest = encode_fields(spec, params)
-        fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
-        return [egg_call(spec.constructor_name, *operands, *fields, egg_str(enc.extra_key(prim, rest, in_avals)))]
-    return [egg_call("apply", egg_str(prim), egg_str(enc.extra_key(prim, params)), egg_args(operands))]
+    if spec is None:
+        raise UnsupportedPrimitive(prim, "term", "ir/primitives")
+    if spec.arity not in (None, len(operands)):
+        raise UnsupportedPrimitive(prim, f"term with {len(operands)} operands (dynamic shapes)", "rewrites/terms.py")
+    values, rest = encode_fields(spec, params)
+    fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
+    children = [egg_args(operands)] if spec.arity is None else operands
+    return [egg_call(spec.constructor_name, *children, *fields, egg_str(enc.extra_key(prim, rest, in_avals)))]
 
 
 def _known(prim: str) -> bool:

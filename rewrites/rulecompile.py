@@ -9,12 +9,13 @@ reads them back.
 Compiling. A variable is an `Arr` pattern variable; a literal is `Arr.scalar(v, d)` with one dtype variable
 `d` shared by the rule's literals (as `rewrites.rules.common.lit`); when only the side being built holds
 literals, `d` is bound to the dtype of the literal's nearest variable operand. A primitive is its typed
-constructor (`rewrites.terms.CONSTRUCTORS`) when its params fit the typed fields, with `extra` "" when the
-other params are the primitive's defaults (left-out params are defaults) and otherwise the key of those
-params, registered in `rewrites.encode.RULE_EXTRAS` so that decoding finds them; else it is the `apply`
-node `rewrites.encode` makes for such params. A literal that is the whole right-hand side becomes an array of
-the left side's shape and dtype (`rewrites.rules.common.filled`); a variable that is the whole right-hand
-side must have the left side's shape and dtype (added conditions, as `shaped_like` in `rules/arith.py`).
+constructor (`rewrites.terms.CONSTRUCTORS`; a variadic primitive's operands are one `Args` list), its typed
+fields given (a param that does not fit its field is refused), with `extra` "" when the other params are the
+primitive's defaults (left-out params are defaults) and otherwise the key of those params, registered in
+`rewrites.encode.RULE_EXTRAS` so that decoding finds them. A literal that is the whole right-hand side
+becomes an array of the left side's shape and dtype (`rewrites.rules.common.filled`); a variable that is the
+whole right-hand side must have the left side's shape and dtype (added conditions, as `shaped_like` in
+`rules/arith.py`).
 Conditions become the value analysis' relations, dtype tests on `dtype_of`, `shape_of` equalities; an
 `integer(x)` condition gives one egglog rule per integer dtype.
 """
@@ -44,7 +45,7 @@ from rewrites.ruletext import (
     format_pattern,
     parse_rule_file,
 )
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list, default_params, dtype_of, shape_of
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, args_list, default_params, dtype_of, shape_of
 
 RELATIONS = {"positive": positive, "nonneg": nonneg, "nonzero": nonzero, "within_one": within_one,
              "above_minus_one": above_minus_one, "finite": finite}
@@ -195,17 +196,13 @@ class _Compiler:
         args = [self.term(a, side) for a in p.args]
         given = dict(p.params)
         extra = given.pop(EXTRA, None)
-        spec = SPECS.get(p.prim)
-        if spec is not None and spec.arity == len(args):
-            fields = self.fields(spec, given)
-            if fields is not None:
-                values, rest = fields
-                key = self.egg_var(extra.name, String) if extra is not None else self.leftover_key(p.prim, spec, rest)
-                return CONSTRUCTORS[p.prim](*args, *values, key)
-        key = self.egg_var(extra.name, String) if extra is not None else register_rule_extra(given)
-        return apply(p.prim, key, args_list(args))
+        spec = SPECS[p.prim]
+        values, rest = self.fields(spec, given)
+        key = self.egg_var(extra.name, String) if extra is not None else self.leftover_key(p.prim, rest, len(args))
+        children = [args_list(args)] if spec.arity is None else args
+        return CONSTRUCTORS[p.prim](*children, *values, key)
 
-    def fields(self, spec, given: dict) -> tuple[list, dict] | None:
+    def fields(self, spec, given: dict) -> tuple[list, dict]:
         values, rest = [], dict(given)
         for name, kind in spec.fields:
             value = rest.pop(name)
@@ -214,13 +211,14 @@ class _Compiler:
                 continue
             encoded = kind.encode(value)
             if encoded is None:
-                return None
+                raise self.fail(f"param {name}={value!r} of {spec.primitive} does not fit its typed field "
+                                f"({kind.name})")
             values.append(_egg_value(kind.name, encoded))
         return values, rest
 
-    def leftover_key(self, prim: str, spec, rest: dict) -> str:
+    def leftover_key(self, prim: str, rest: dict, n_operands: int) -> str:
         """"" when the params besides the typed fields are the defaults, else their registered key."""
-        fixed, varying = _defaults(prim, spec.arity)
+        fixed, varying = _defaults(prim, n_operands)
         merged = {**fixed, **rest}
         if merged == fixed and not varying & rest.keys():
             return ""

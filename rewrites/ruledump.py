@@ -130,25 +130,17 @@ class _Dumper:
             ref = expr.callable
             if isinstance(ref, ED.FunctionRef) and ref.ident.name in BY_EGG_NAME:
                 return self.constructor(BY_EGG_NAME[ref.ident.name], expr.args)
-            if isinstance(ref, ED.FunctionRef) and ref.ident.name == "apply":
-                return self.application(expr)
             if isinstance(ref, ED.ClassMethodRef) and ref.method_name == "scalar":
                 return self.literal(expr)
         return Var(self.defined(expr, "t"))
 
     def constructor(self, spec, args) -> App:
-        operands = [self.pattern(a) for a in args[:spec.arity]]
-        found = {name: self.field(a, kind.name) for (name, kind), a in zip(spec.fields, args[spec.arity:-1],
+        held = _cons_items(args[0]) if spec.arity is None else args[:spec.children]
+        operands = [self.pattern(a) for a in held]
+        found = {name: self.field(a, kind.name) for (name, kind), a in zip(spec.fields, args[spec.children:-1],
                                                                              strict=True)}
         found.update(self.extra(args[-1]))
         return App(spec.primitive, tuple(sorted(found.items())), tuple(operands))
-
-    def application(self, call: ED.CallDecl) -> Pattern:
-        prim, extra, operands = call.args
-        if not isinstance(prim.expr, ED.LitDecl):
-            return Var(self.defined(call, "t"))
-        found = self.extra(extra)
-        return App(prim.expr.value, tuple(sorted(found.items())), tuple(self.pattern(a) for a in _cons_items(operands)))
 
     def field(self, typed, kind: str) -> Any:
         expr = typed.expr

@@ -493,7 +493,7 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
     if not low <= n_args <= high:
         want = str(low) if low == high else f"at least {low}" if high == _MANY else f"{low} to {high}"
         return f"{prim} takes {want} operand{'s' if want != '1' else ''}, got {n_args}", f"{want} operands", "args"
-    fields = dict(spec.fields) if spec is not None and spec.arity == n_args else {}
+    fields = dict(spec.fields)
     extra = found.get(EXTRA)
     if EXTRA in found and not isinstance(extra, Param):
         return f"{EXTRA}= binds the other params of a node: its value must be a variable", f"{EXTRA}=NAME", "params"
@@ -509,11 +509,9 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
     if extra is not None and others:
         return f"{EXTRA}={extra.name} binds every other param; {others[0]!r} cannot be given too", \
             f"either {EXTRA}= or the params", "params"
-    has_param_field = any(isinstance(found[k], Param) for k in fields)
     unfit = [k for k, kind in fields.items() if not isinstance(found[k], Param) and kind.encode(found[k]) is None]
-    if has_param_field and unfit:
-        return f"param {unfit[0]!r} of {prim} does not fit its typed field, so no param can be a variable", \
-            "a value of the field's kind", "params"
+    if unfit:
+        return f"param {unfit[0]!r} of {prim} does not fit its typed field", "a value of the field's kind", "params"
     if extra is None:
         given = set(found) | set(fields) | set(_default_keys(prim, spec))
         required = _required_params(SHAPE_RULES.get(prim))
@@ -549,5 +547,5 @@ def _default_keys(prim: str, spec) -> list[str]:
     from ir.dtypes import float64
     from rewrites.terms import default_params
 
-    return list(default_params(prim, [ShapedArray((), float64)] * spec.arity) or {})
+    return list(default_params(prim, [ShapedArray((), float64)] * spec.children) or {})
 

@@ -10,8 +10,9 @@ holds its primitive values, decoded:
     inp(k) / const(k)          payload (k,)
     barg(b, k)                 payload (b, k)
     scalar(v, dtype)           payload (v, dtype)
-    p_<prim>(xs.., fields.., extra)   op = the primitive, payload (field values..., extra)
-    apply / call(prim, extra, args)   op "apply" / "call", payload (prim, extra)
+    p_<prim>(xs.., fields.., extra)   op = the primitive, payload (field values..., extra); a variadic
+                                      primitive's one child is its `Args` list
+    call(prim, extra, args)           op "call", payload (prim, extra)
     hcall(prim, extra, args, bodies)  op "hcall", payload (prim, extra), children (args, bodies)
     body(b, outs)              payload (b,); bcons(body, rest) / bnil() no payload
     get(t, i)                  payload (i,)
@@ -32,7 +33,7 @@ from rewrites.terms import BY_EGG_NAME
 TERM_SORTS = frozenset({"Arr", "Args", "Tup", "Body", "Bodies"})
 ROOT_LET = "$outputs"
 OUTPUT_TABLE = "output_at"
-_TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "apply", "call", "cons", "nil", "barg", "body", "bnil",
+_TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "call", "cons", "nil", "barg", "body", "bnil",
                           "bcons", "hcall"})
 
 

@@ -14,17 +14,14 @@ Leaves
     Arr.scalar(v, dtype)     a rank-0 literal of `dtype` whose value is the float64 `v`
 
 Equations
-    one constructor per primitive with the catalogue trait "term" (ir/primitives: single-result, a fixed
-    number of operands), named after it
-    (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`, `gather(x, idx, extra)`): the operands, then the
+    one constructor per single-result primitive (the catalogue trait "term", ir/primitives), named after
+    it (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`, `gather(x, idx, extra)`): the operands, then the
     params a rule may read as typed egglog values (`TermSpec.fields`), then `extra`, the remaining params
     as their printed text ("" stands for the primitive's default params, which rules use when they build
-    a node); a field value JAX spelled with NumPy ints (`(0, np.int64(1))`) is held as its plain value,
-    and its spelling in `extra` (`encode_fields`);
-    `apply(prim, extra, args)` for the single-result primitives without the trait (variadic operands:
-    select_n, concatenate, stack, dynamic_slice, dynamic_update_slice; the key wrappers random_wrap,
-    random_unwrap, random_fold_in, which batching rules still build as `apply`) and for a term
-    primitive in JAX's dynamic-shape mode (shape operands besides its own);
+    a node); a variadic primitive holds its operands as one `Args` list (`select_n(args, extra)`,
+    `dynamic_slice(args, extra)`); a field value JAX spelled with NumPy ints (`(0, np.int64(1))`)
+    is held as its plain value, and its spelling in `extra` (`encode_fields`). An equation with shape
+    operands besides the row's own (JAX's dynamic-shape mode) is refused (`UnsupportedPrimitive`);
     `call(prim, extra, args)` for multi-result primitives, read through `get`;
     `hcall(prim, extra, args, bodies)` for control flow (`scan`, `while`, `cond`): each sub-jaxpr is a
     `Body.of(b, outs)` whose outputs are terms over its own inputs `Arr.barg(b, k)`, so rules rewrite
@@ -103,10 +100,6 @@ class Bodies(Expr, egg_sort="Bodies"):
 
 @function(egg_fn="get")
 def get(t: Tup, i: i64Like) -> Arr: ...
-
-
-@function(egg_fn="apply")
-def apply(prim: StringLike, extra: StringLike, args: Args) -> Arr: ...
 
 
 @function(egg_fn="call")
@@ -242,14 +235,20 @@ DIMENSION_NUMBERS = FieldKind("dimension_numbers", StringLike, _encode_literal_t
 
 @dataclass(frozen=True)
 class TermSpec:
-    """How one primitive is held in the e-graph: its constructor's operands and typed fields."""
+    """How one primitive is held in the e-graph: its constructor's operands (`arity` of them, or None for a
+    variadic primitive: one `Args` list of them all) and typed fields."""
 
     primitive: str
-    arity: int
+    arity: int | None
     fields: tuple[tuple[str, FieldKind], ...] = ()
 
     def kind_of(self, name: str) -> FieldKind:
         return dict(self.fields)[name]
+
+    @property
+    def children(self) -> int:
+        """The constructor's array children: its operands, or the one `Args` list of a variadic primitive."""
+        return 1 if self.arity is None else self.arity
 
     @property
     def constructor_name(self) -> str:
@@ -263,9 +262,10 @@ FIELD_KINDS: dict[str, FieldKind] = {"int": INT, "nat": INT, "ints": INTS, "dtyp
 
 def _spec(row: Primitive) -> TermSpec:
     """The term spec of a catalogue row with the trait "term": its operand count and typed fields."""
-    if not isinstance(row.operands, int) or row.multiple_results:
-        raise ValueError(f"primitive {row.name!r} has the trait 'term' but not one result and a fixed operand count")
-    return TermSpec(row.name, row.operands, tuple((name, FIELD_KINDS[p.kind]) for name, p in row.typed_fields()))
+    if row.multiple_results:
+        raise ValueError(f"primitive {row.name!r} has the trait 'term' but not one result")
+    arity = row.operands if isinstance(row.operands, int) else None
+    return TermSpec(row.name, arity, tuple((name, FIELD_KINDS[p.kind]) for name, p in row.typed_fields()))
 
 
 def _build_specs() -> dict[str, TermSpec]:
@@ -276,9 +276,13 @@ SPECS: dict[str, TermSpec] = _build_specs()
 
 
 def _make_constructor(spec: TermSpec):
-    """An egglog constructor `p_<prim>(operands..., fields..., extra) -> Arr`."""
-    params = [inspect.Parameter(f"x{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Arr)
-              for i in range(spec.arity)]
+    """An egglog constructor `p_<prim>(operands..., fields..., extra) -> Arr` (`p_<prim>(args, ...)` for a
+    variadic primitive)."""
+    if spec.arity is None:
+        params = [inspect.Parameter("args", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Args)]
+    else:
+        params = [inspect.Parameter(f"x{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Arr)
+                  for i in range(spec.arity)]
     params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind.egg_type)
                for name, kind in spec.fields]
     params.append(inspect.Parameter("extra", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=StringLike))
@@ -312,7 +316,7 @@ class _Ops:
         spec = BY_EGG_NAME.get("p_" + name)
         if spec is None:
             raise AttributeError(f"no term constructor for primitive {name!r}")
-        prim, n = spec.primitive, spec.arity + len(spec.fields)
+        prim, n = spec.primitive, spec.children + len(spec.fields)
         ctor = CONSTRUCTORS[prim]
 
         def build(*args, extra: Any = ""):
@@ -353,10 +357,11 @@ def _term_uses() -> tuple:
     xs = args_list([x])
     bodies = Bodies.cons(Body.of(0, args_list([Arr.barg(0, 0)])), Bodies.nil())
     uses = [shape_of(x), dtype_of(x), ref(0), Arr.const(0), Arr.scalar(0.0, ""), get(call("", "", xs), 0),
-            apply("", "", xs), get(hcall("", "", xs, bodies), 0), output_at(0, x)]
+            get(hcall("", "", xs, bodies), 0), output_at(0, x)]
     for spec in SPECS.values():
         fields = [_placeholder(kind) for _, kind in spec.fields]
-        uses.append(CONSTRUCTORS[spec.primitive](*([x] * spec.arity), *fields, ""))
+        operands = [xs] if spec.arity is None else [x] * spec.arity
+        uses.append(CONSTRUCTORS[spec.primitive](*operands, *fields, ""))
     return tuple(uses)
 
 

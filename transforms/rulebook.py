@@ -11,9 +11,7 @@ lambda gets the variables by name.
 
 Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict held as a `<prim>` node's `extra` key) and
 `node(prim)` (a whole `<prim>` node's params: its typed fields and its extra key; the rule gets an `Op`
-that builds the node: its typed constructor, `apply` for a primitive without one; batching's rule tables
-still carry an apply variant of each rule whose params once could miss the typed fields, told apart by
-an ":apply" part of the rule's tag, which no builder emits any more).
+that builds the node with its typed constructor).
 
 Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to the rule's query.
 """
@@ -30,7 +28,18 @@ from egglog import Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
 from egglog import bindings as eb
 
 from rewrites.build_terms import B
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, apply, args_list, call, dtype_of, encode_fields, get, shape_of
+from rewrites.terms import (
+    CONSTRUCTORS,
+    SPECS,
+    Args,
+    Arr,
+    args_list,
+    call,
+    dtype_of,
+    encode_fields,
+    get,
+    shape_of,
+)
 
 
 class Vals(Expr, egg_sort="Vals"):
@@ -146,47 +155,40 @@ def require(fact) -> None:
 
 
 class Op:
-    """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (a typed
-    constructor, or `apply` in the rule's apply variant); `op.result(j, xs)` is result j of a multi-result
+    """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (its typed
+    constructor; `op.of_args(xs)` on an operand list); `op.result(j, xs)` is result j of a multi-result
     primitive (`call`)."""
 
-    def __init__(self, prim: str, fields: list, extra, held: bool):
-        self.prim, self.fields, self.extra, self.held = prim, fields, extra, held
+    def __init__(self, prim: str, fields: list, extra):
+        self.prim, self.fields, self.extra = prim, fields, extra
 
     def __call__(self, *operands: Arr) -> Arr:
-        if self.held or self.prim not in CONSTRUCTORS:
-            return apply(String(self.prim), self.extra, args_list(list(operands)))
+        if SPECS[self.prim].arity is None:
+            return self.of_args(args_list(list(operands)))
         return CONSTRUCTORS[self.prim](*operands, *self.fields, self.extra)
+
+    def of_args(self, xs: Args) -> Arr:
+        """The variadic `<prim>` node on the operand list `xs`."""
+        return CONSTRUCTORS[self.prim](xs, *self.fields, self.extra)
 
     def result(self, j: int, *operands: Arr) -> Arr:
         return get(call(String(self.prim), self.extra, args_list(list(operands))), j)
 
 
-def value_pattern(values: Values | None, held: bool = False) -> tuple[Vals, dict[str, Any]]:
+def value_pattern(values: Values | None) -> tuple[Vals, dict[str, Any]]:
     """The `Vals` pattern a rule reading `values` matches, and the rule's values by name: its pattern variables
-    (an `Op` for a `node(prim)` value). The apply form (`held`) holds only a node value's extra key, as
-    `ValueStore.list_of` writes it."""
+    (an `Op` for a `node(prim)` value)."""
     out, slots = {}, []
     for name, kind in (values.types.items() if values else ()):
         bound = []
         for k, slot in enumerate(kind.slots):
-            if held and kind.whole and k < len(kind.slots) - 1:
-                continue
             bound.append(var(f"value_{name}_{k}" if kind.whole else f"value_{name}", _SLOTS[slot][0]))
             slots.append((slot, bound[-1]))
-        out[name] = Op(kind.prim, bound[:-1], bound[-1], held) if kind.whole else bound[0]
+        out[name] = Op(kind.prim, bound[:-1], bound[-1]) if kind.whole else bound[0]
     pattern = Vals.nil()
     for slot, v in reversed(slots):
         pattern = _SLOTS[slot][1](v, pattern)
     return pattern, out
-
-
-def has_typed_form(values: Values | None) -> bool:
-    """Whether batching builds a second, `apply`-held variant of a rule reading `values` (a `node` value of a
-    primitive with typed fields). No builder emits that variant's tag since `encode_fields` fits every value
-    (NumPy ints included); it goes when batching's rule tables are converted to the typed terms."""
-    return values is not None and any(t.whole and t.prim in SPECS and SPECS[t.prim].fields
-                                      for t in values.types.values())
 
 
 class ValueStore:
@@ -199,13 +201,11 @@ class ValueStore:
         self.loader, self.enc = loader, loader.enc
         self._first: dict[str, eb.Call] = {}
 
-    def list_of(self, rule: str, values: Values | None, *context, avals: list | None = None) -> tuple[eb.Call, bool]:
-        """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`, and whether a
-        `node` value needs the apply form: never, since every param fits its typed field (`encode_fields`);
-        batching's rule tables still build apply variants until they are converted. `avals`: the operand
-        avals a `node` value's node gets, so that its default params print as ""."""
+    def list_of(self, rule: str, values: Values | None, *context, avals: list | None = None) -> eb.Call:
+        """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`. `avals`: the
+        operand avals a `node` value's node gets, so that its default params print as ""."""
         if values is None:
-            return _NO_VALUES, False
+            return _NO_VALUES
         computed = values.fn(*context)
         if set(computed) != set(values.types):
             raise ValueError(f"values gave {sorted(computed)}, the rule reads {sorted(values.types)}")
@@ -226,7 +226,7 @@ class ValueStore:
             else:
                 rows.append((kind.name, value))
         text = f"{rule}|{tuple(computed[name] for name in values.types)!r}"
-        return self._first.setdefault(text, _vals_list(rows)), False
+        return self._first.setdefault(text, _vals_list(rows))
 
 
 _NO_VALUES = B.function("vnil")()

@@ -20,7 +20,7 @@ A shape rule has the uniform signature `rule(*in_avals, **params) -> list[Shaped
 Adding a primitive:
 1. its row: `define("name", operands=..., results=..., params={...}, traits={...})` in the family
    module it belongs to (a `Param` per param JAX prints; `field(...)` for a param rules should match
-   as a typed value, with the trait "term" to give the primitive its own e-graph constructor);
+   as a typed value; a single-result primitive takes the trait "term", its own e-graph constructor);
 2. its shape rule in `ir/shapes/<family>.py` (`@shape_rule("name")`) and its NumPy implementation in
    `eval/impls/<family>.py` (`@impl("name")`);
 3. its cost in rewrites/costs.py (a trait it has may already price it), JVP/VJP entries in
@@ -73,7 +73,8 @@ TRAITS: dict[str, str] = {
             "inlining it changes nothing)",
     "random": "a PRNG primitive (keys, bits, key data)",
     "zero_derivative": "its results never carry a tangent: piecewise constant, integer- or key-valued",
-    "term": "the e-graph holds it with its own constructor `p_<name>` and typed fields (rewrites/terms.py)",
+    "term": "the e-graph holds it with its own constructor `p_<name>` and typed fields (rewrites/terms.py); every "
+            "single-result row has it, a variadic one holds its operands as one `Args` list",
 }
 
 # The properties the coverage matrix checks (`transforms.coverage`); a row's `gaps` names some of them.

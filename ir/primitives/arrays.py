@@ -21,8 +21,8 @@ define("broadcast_in_dim", operands=1, traits={"data_movement", "term"}, linear_
                "sharding": defaulting(ANY, None, printed=False)})
 define("squeeze", operands=1, params={"dimensions": field(INTS)}, traits={"data_movement", "metadata_only", "term"},
        linear_in=(0,))
-define("concatenate", operands=variadic(1), params={"dimension": NAT}, traits={"data_movement"})
-define("stack", operands=variadic(1), params={"axis": NAT}, traits={"data_movement"})
+define("concatenate", operands=variadic(1), params={"dimension": NAT}, traits={"data_movement", "term"})
+define("stack", operands=variadic(1), params={"axis": NAT}, traits={"data_movement", "term"})
 define("tile", operands=1, params={"reps": INTS}, traits={"data_movement", "term"}, linear_in=(0,))
 define("pad", operands=2, params={"padding_config": PAIRS}, traits={"data_movement", "term"})
 define("rev", operands=1, params={"dimensions": field(INTS)}, traits={"data_movement", "term"}, linear_in=(0,))

@@ -42,7 +42,7 @@ for _name in ("and", "or", "xor", "shift_left", "shift_right_arithmetic", "shift
     define(_name, operands=2, traits=_PIECEWISE_CONSTANT)
 define("regularized_incomplete_beta", operands=3, traits=_MATH)
 define("clamp", operands=3, traits=_MATH)
-define("select_n", operands=variadic(2), traits={"elementwise"})  # the predicate, then one or more cases
+define("select_n", operands=variadic(2), traits={"elementwise", "term"})  # the predicate, then one or more cases
 
 # --- conversions -------------------------------------------------------------------------------------------
 define("convert_element_type", operands=1, traits=_MATH, linear_in=(0,),

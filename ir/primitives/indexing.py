@@ -12,8 +12,9 @@ _SCATTER = {"dimension_numbers": RECORD, "indices_are_sorted": BOOL, "unique_ind
 define("slice", operands=1, traits={"data_movement", "region_read", "term"}, linear_in=(0,),
        params={"start_indices": field(INTS), "limit_indices": field(INTS),
                "strides": Param("ints", optional=True, default=None)})
-define("dynamic_slice", operands=variadic(1), params={"slice_sizes": INTS}, traits={"data_movement", "region_read"})
-define("dynamic_update_slice", operands=variadic(2), traits={"data_movement"})
+define("dynamic_slice", operands=variadic(1), params={"slice_sizes": INTS},
+       traits={"data_movement", "region_read", "term"})
+define("dynamic_update_slice", operands=variadic(2), traits={"data_movement", "term"})
 define("gather", operands=2, traits={"data_movement", "region_read", "term"},
        params={"dimension_numbers": RECORD, "slice_sizes": INTS, "indices_are_sorted": BOOL, "unique_indices": BOOL,
                "mode": ENUM, "fill_value": Param("float", optional=True)})

@@ -28,7 +28,7 @@ from egglog import String, StringLike, eq, f64, function, i64, ne, relation, rul
 from ir import dtypes as D
 from rewrites.analyses.shapes import float_dtype
 from rewrites.rule import EXACT, Rule, RuleBook
-from rewrites.terms import SPECS, Arr, T, apply, args_list, dtype_of
+from rewrites.terms import SPECS, Arr, T, args_list, dtype_of
 
 R = RuleBook("values")
 
@@ -75,7 +75,7 @@ def any_params(prim: str, *operands: Arr) -> Arr:
 
 
 def select_n(pred: Arr, *cases: Arr) -> Arr:
-    return apply("select_n", s, args_list([pred, *cases]))
+    return T.select_n(args_list([pred, *cases]), extra=s)
 
 
 def _family(name: str, eggs: list, math: str) -> Rule:

@@ -4,7 +4,7 @@
     match_class(view, p, c)   every way pattern p matches a term of class c: (bindings, nodes), where
                               `nodes` gives the node each App or literal position of p matched
                               (positions are paths of kid indices in a `Term` from the pattern's root:
-                              an `apply` node's operands sit in its cons list, `operand_path`)
+                              a variadic node's operands sit in its cons list, `operand_path`)
 
 Bindings map an array variable to a class and a param variable to its payload value. Params of a pattern
 are compared with the node's typed fields (`rewrites.terms.SPECS`) and its `extra` text; `extra=s` binds
@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from rewrites.decode import args_classes
+from rewrites.decode import args_classes, holds_args, operand_classes
 from rewrites.egraph_view import EGraphView
 from rewrites.pattern import App, Lit, Param, Pattern, PatternRule, Var
 from rewrites.ruletext import EXTRA
@@ -69,22 +69,23 @@ class Term:
 
 
 def operands(view: EGraphView, node_ix: int) -> tuple[str, list[str]]:
-    """A node's primitive and operand classes as a pattern sees them (`apply`'s operands are its cons list)."""
+    """A node's primitive and operand classes as a pattern sees them (`call`'s and a variadic node's operands
+    are its cons list)."""
     node = view.nodes[node_ix]
-    if node.op in ("apply", "call"):
+    if node.op == "call":
         return node.payload[0], args_classes(view, node.children[0])
-    return node.op, list(node.children)
+    return node.op, operand_classes(view, node)
 
 
 def operand_path(view: EGraphView, node_ix: int, k: int) -> Position:
-    """Where operand k of a node sits among a term's kids: kid k, or inside `apply`'s cons list."""
-    return (0, *(1,) * k, 0) if view.nodes[node_ix].op in ("apply", "call") else (k,)
+    """Where operand k of a node sits among a term's kids: kid k, or inside a cons list (`holds_args`)."""
+    return (0, *(1,) * k, 0) if holds_args(view.nodes[node_ix]) else (k,)
 
 
 def _params_match(app: App, view: EGraphView, node_ix: int, bound: Bindings) -> Bindings | None:
     node = view.nodes[node_ix]
     spec = SPECS.get(app.prim)
-    if node.op in ("apply", "call"):
+    if node.op == "call":
         fields, extra = {}, node.payload[1]
     elif spec is not None:
         *values, extra = node.payload

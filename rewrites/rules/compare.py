@@ -9,7 +9,7 @@ from egglog import String, Vec, eq, i64, var, vars_
 
 from rewrites.rule import EXACT, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, filled, is_float, lit, shape_of, sx, x, y
-from rewrites.terms import Arr, apply, args_list
+from rewrites.terms import Arr, args_list
 
 p, lo, hi = vars_("p lo hi", Arr)
 sel = var("sel", String)  # select_n's params text (it has none; matched, not assumed)
@@ -29,7 +29,7 @@ def is_not_unsigned(dtype=d):
 
 
 def select_n(pred: Arr, *cases: Arr) -> Arr:
-    return apply("select_n", sel, args_list([pred, *cases]))
+    return T.select_n(args_list([pred, *cases]), extra=sel)
 
 
 not_ = getattr(T, "not")

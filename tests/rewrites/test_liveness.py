@@ -18,7 +18,7 @@ from rewrites.liveness import command_symbols, expr_symbols, live_eggs, parts
 from rewrites.rule import EXACT, Rule
 from rewrites.rules.common import T, lit, x, y
 from rewrites.rulesets import all_rules, analysis_rules
-from rewrites.terms import Arr, apply, args_list
+from rewrites.terms import Arr, args_list, call, get
 from tests.oracle_paths import ORACLE
 
 
@@ -33,19 +33,20 @@ def test_symbols_of_a_rewrite_are_its_constructors():
 
 def test_a_literal_first_argument_refines_the_symbol():
     s = String("s")
-    [(needs, makes)] = parts(rewrite(apply("select_n", s, args_list([x, y]))).to(apply("cumsum", s, args_list([x]))))
-    assert "apply:select_n" in needs and "apply" not in needs
-    assert {"apply", "apply:cumsum"} <= makes
+    [(needs, makes)] = parts(rewrite(get(call("sort", s, args_list([x, y])), 0)).to(
+        get(call("top_k", s, args_list([x])), 0)))
+    assert "call:sort" in needs and "call" not in needs
+    assert {"call", "call:top_k"} <= makes
 
 
 def test_an_action_with_a_variable_first_argument_makes_every_refinement():
     s, e = var("s", String), Arr.inp(0)
-    [(_, makes)] = parts(rule(eq(x).to(apply(s, "", args_list([y])))).then(
-        union(x).with_(apply(s, "k", args_list([e])))))
-    assert "apply:*" in makes
-    lazy = _rule("needs-sort", rewrite(apply("sort", "", args_list([x]))).to(x))
-    args = {"cons", "nil"}
-    assert live_eggs([[lazy]], {"apply:*", *args}) and not live_eggs([[lazy]], {"apply:cumsum", *args})
+    [(_, makes)] = parts(rule(eq(x).to(get(call(s, "", args_list([y])), 0))).then(
+        union(x).with_(get(call(s, "k", args_list([e])), 0))))
+    assert "call:*" in makes
+    lazy = _rule("needs-sort", rewrite(get(call("sort", "", args_list([x])), 0)).to(x))
+    args = {"cons", "nil", "get"}
+    assert live_eggs([[lazy]], {"call:*", *args}) and not live_eggs([[lazy]], {"call:top_k", *args})
 
 
 def test_both_directions_of_a_birewrite():
@@ -76,9 +77,9 @@ def test_a_lazy_rule_is_built_only_once_its_trigger_is_present():
 
 
 def test_command_symbols():
-    term = egg_call("apply", egg_str("sort"), egg_str(""), egg_call("nil"))
+    term = egg_call("call", egg_str("sort"), egg_str(""), egg_call("nil"))
     found = command_symbols([eb.Union(eb.PanicSpan(), egg_call("ref", eb.Lit(eb.PanicSpan(), eb.Int(1))), term)])
-    assert {"apply", "apply:sort", "nil", "ref"} <= found
+    assert {"call", "call:sort", "nil", "ref"} <= found
 
 
 def test_expr_symbols():

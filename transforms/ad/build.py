@@ -85,7 +85,7 @@ class Builder:
         """The `<mode>_of` node of `entry` for `eqn`, its values computed from the equation (and from the
         operand or result `index` for an entry of any slot)."""
         context = [eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]]
-        values, _ = self.values.list_of(f"{mode} {entry.tag}", entry.values, *context,
+        values = self.values.list_of(f"{mode} {entry.tag}", entry.values, *context,
                                          *([index] if entry.slot.endswith("*") else []))
         primals = B.args([self.atom(x) for x in eqn.invars])
         outs = B.args([self.env[id(v)].egg for v in eqn.outvars])

@@ -52,7 +52,7 @@ from egglog import String, eq, rewrite, var
 from ir.errors import UnsupportedPrimitive
 from ir.primitives import primitives_with
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import CONSTRUCTORS, SPECS, Args, Arr, apply, args_list
+from rewrites.terms import CONSTRUCTORS, SPECS, Args, Arr, args_list
 from transforms.ad.terms import jvp_of, vjp_of, zero
 from transforms.rulebook import (
     INT,
@@ -169,19 +169,15 @@ class ADBook:
         self.add("vjp", prim, str(i), "all", values, math, arity, results, results,
                   lambda seeds, xs, outs, vals: f(seeds, xs, outs, **vals))
 
-    def jvp_linear(self, prim: str, operands: Sequence[int], *, arity: int | None = None, math: str) -> None:
+    def jvp_linear(self, prim: str, operands: Sequence[int], *, math: str) -> None:
         """The op is linear in each operand listed: its tangent share is the op itself (same params)
         with the tangent in that operand's place (`reduce_sum(t)`, `gather(t, idx)`, `dot(t, y)`)."""
-        spec = SPECS.get(prim)
-        n = spec.arity if spec is not None else arity
-        if n is None:
-            raise ValueError(f"jvp_linear({prim!r}) needs the arity of an `apply`-held primitive")
-        fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields] if spec is not None else []
+        spec = SPECS[prim]
+        n = spec.arity
+        fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields]
         extra = var("s", String)
 
         def node(xs):
-            if spec is None:
-                return apply(String(prim), extra, args_list(xs))
             return CONSTRUCTORS[prim](*xs, *fields, extra)
 
         for i in operands:

@@ -71,7 +71,8 @@ PIECEWISE = (sp.Piecewise, sp.Heaviside, sp.Max, sp.Min, sp.Abs, sp.sign)
 
 
 def arity(prim: str) -> int:
-    return SPECS[prim].arity if prim in SPECS else 3
+    spec = SPECS.get(prim)
+    return spec.arity if spec is not None and spec.arity is not None else 3
 
 
 def _wrt(prim: str) -> list[int]:

@@ -113,19 +113,19 @@ class Batcher:
             site = replace(site, batched=(True,) * k + flags[k:])
         avals = [site.batched_aval(i) for i in range(len(operands))]
 
-        values, held = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
+        values = self.values.list_of(f"vmap {eqn.primitive}:{entry.flags}", entry.values, site, avals=avals)
         for j, v in enumerate(eqn.outvars):
             if isinstance(v, DropVar):
                 continue
             result = "*" if entry.each_result else j if entry.results > 1 else None
-            node = _VMAP_OF(tag(eqn.primitive, entry.flags, held, result),
+            node = _VMAP_OF(tag(eqn.primitive, entry.flags, result),
                             _VINT(B.int(j), values) if entry.each_result else values,
                             B.args([operands[j]] if entry.own else operands))
             batched[id(v)] = self.bind(node, with_batch(v.aval, self.size))
 
     def _prepare(self, name: str, x: eb.Call, site: Site, i: int) -> eb.Call:
         entry = PREPARE[name]
-        values, _ = self.values.list_of(f"vmap {name}", entry.values, _operand_site(site, i))
+        values = self.values.list_of(f"vmap {name}", entry.values, _operand_site(site, i))
         a = site.in_avals[i]
         out = site.out_avals[0].shape
         shape = {"lift:b": (self.size, *(1,) * len(out)), "lift:u": (1, *a.shape), "fill:b": (self.size, *out),

@@ -56,7 +56,7 @@ from egglog import String, eq, i64, i64Like, rewrite, var
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import SPECS, Args, Arr, apply, args_list, call, get
+from rewrites.terms import SPECS, Args, Arr, args_list, call, get
 from transforms.batching.terms import vmap_of
 from transforms.rulebook import (
     INT,
@@ -68,7 +68,6 @@ from transforms.rulebook import (
     ValueType,
     collecting,
     dtype,
-    has_typed_form,
     node,
     params,
     require,
@@ -123,7 +122,7 @@ class VmapRule:
     flags: str  # "*" (elementwise), or one letter per operand (a letter and `*`: any number of such operands)
     results: int  # > 1: one rule per result j, the tag ending ":out<j>" (a bound: unused results cost nothing)
     values: Values | None
-    rules: tuple[Rule, ...] = field(repr=False)  # one per result and form (typed / apply)
+    rules: tuple[Rule, ...] = field(repr=False)  # one per result
     each_result: bool = False  # one rule for every result: the tag ends ":out*", the node holds the index
     own: bool = False  # result j's node holds operand j alone
 
@@ -175,7 +174,7 @@ def batch_rule(prim: str, flags: str) -> VmapRule:
 
 def variadic_op(op: Op, xs: Args) -> Arr:
     """`op` applied to a variadic rule's operand list."""
-    return apply(op.prim, op.extra, xs)
+    return op.of_args(xs)
 
 
 def variadic_result(op: Op, j: i64Like, xs: Args) -> Arr:
@@ -183,9 +182,9 @@ def variadic_result(op: Op, j: i64Like, xs: Args) -> Arr:
     return get(call(op.prim, op.extra, xs), j)
 
 
-def tag(prim: str, flags: str, held: bool, j: int | str | None) -> str:
+def tag(prim: str, flags: str, j: int | str | None) -> str:
     """The rule string of a `vmap_of` node (`j`: the result, "*" for any)."""
-    return ":".join([prim, flags, *(["apply"] if held else []), *([f"out{j}"] if j is not None else [])])
+    return ":".join([prim, flags, *([f"out{j}"] if j is not None else [])])
 
 
 class VmapBook:
@@ -302,18 +301,17 @@ class VmapBook:
         self.entries.append(entry)
 
     def _rules(self, prim, flags, n, results, values, f, math, suffix) -> list[Rule]:
-        """The rules of one entry: per form (typed / apply) and per result j (`results` a count, or "*":
-        one rule for any result). `n` operands, or None: one `Args` list of any length."""
-        forms = [False, True] if has_typed_form(values) else [False]
+        """The rules of one entry: per result j (`results` a count, or "*": one rule for any result). `n`
+        operands, or None: one `Args` list of any length."""
         slots = ["*"] if results == "*" else list(range(results)) if results > 1 else [None]
-        return [self._rule(prim, flags, n, values, f, math, held, j, suffix) for held in forms for j in slots]
+        return [self._rule(prim, flags, n, values, f, math, j, suffix) for j in slots]
 
-    def _rule(self, prim, flags, n, values, f, math, held, j, suffix) -> Rule:
+    def _rule(self, prim, flags, n, values, f, math, j, suffix) -> Rule:
         """One rule, built when a program first needs it (`Rule.lazy`)."""
-        node_tag = tag(prim, flags, held, j)
+        node_tag = tag(prim, flags, j)
 
         def egg():
-            pattern, vals = value_pattern(values, held)
+            pattern, vals = value_pattern(values)
             if j == "*":
                 vals["index"] = var("index", i64)
                 pattern = Vals.of_int(vals["index"], pattern)
@@ -325,8 +323,7 @@ class VmapBook:
                     rhs = rhs[j]
             return (rewrite(node).to(rhs, *conditions),)
 
-        parts = [prim, _pattern_name(flags), *(["apply"] if held else []),
-                 *([{"*": "out-any"}.get(j, f"out{j}")] if j is not None else [])]
+        parts = [prim, _pattern_name(flags), *([{"*": "out-any"}.get(j, f"out{j}")] if j is not None else [])]
         name = ("vmap-" + "-".join(parts) + suffix).replace("_", "-").lower()
         return Rule.lazy(name, "vmap", EXACT, math, egg, trigger=f"vmap_of:{node_tag}")
 

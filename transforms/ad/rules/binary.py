@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from egglog import Vec, eq, i64, ne
 
-from rewrites.terms import Arr, T, apply, args_list, dtype_of
+from rewrites.terms import Arr, T, args_list, dtype_of
 from transforms.ad.rule import ADBook, dtype, shape, zeros_like
 
 A = ADBook("binary")
@@ -37,7 +37,7 @@ _and = getattr(T, "and")
 
 
 def _select(pred: Arr, *cases: Arr) -> Arr:
-    return apply("select_n", "", args_list([pred, *cases]))
+    return T.select_n(args_list([pred, *cases]))
 
 
 def _replace_zero(x: Arr, like: Arr | None = None) -> Arr:

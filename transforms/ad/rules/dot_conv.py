@@ -144,7 +144,7 @@ for _i, _side in ((0, "lhs"), (1, "rhs")):
 
 # --- conv_general_dilated ------------------------------------------------------------------------------
 
-A.jvp_linear("conv_general_dilated", [0, 1], arity=2,
+A.jvp_linear("conv_general_dilated", [0, 1],
              math="d conv(x, w) = conv(dx, w) + conv(x, dw) (same params)")
 
 
@@ -303,7 +303,7 @@ _cases("conv_general_dilated", 1, 2,
 
 # --- ragged_dot_general --------------------------------------------------------------------------------
 
-A.jvp_linear("ragged_dot_general", [0, 1], arity=3,
+A.jvp_linear("ragged_dot_general", [0, 1],
              math="d ragged_dot(x, y, gs) = ragged_dot(dx, y, gs) + ragged_dot(x, dy, gs) (same params)")
 
 

@@ -26,7 +26,7 @@ A = ADBook("fft")
 EMPTY = Vec[i64].empty()
 _NAMES = ("FFT", "IFFT", "RFFT", "IRFFT")
 
-A.jvp_linear("fft", [0], arity=1, math="d fft(x) = fft(dx) (linear, same params)")
+A.jvp_linear("fft", [0], math="d fft(x) = fft(dx) (linear, same params)")
 
 
 def _type_like(original, kind: int):

@@ -34,7 +34,7 @@ from egglog import String, Vec, eq, i64, var
 from ir import dtypes, lax
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import CONSTRUCTORS, Arr, T, apply, args_list, call, get
+from rewrites.terms import CONSTRUCTORS, Arr, T, args_list, call, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params, require, zeros_like
 from transforms.ad.rules.indexing_params import (
     FILL_OR_DROP,
@@ -73,7 +73,7 @@ def _own(prim: str, xs: list, ans: Arr) -> String:
 
 def _select(pred: Arr, on_true: Arr, on_false: Arr) -> Arr:
     """lax.select(pred, on_true, on_false) = select_n(pred, on_false, on_true)."""
-    return apply("select_n", "", args_list([pred, on_false, on_true]))
+    return T.select_n(args_list([pred, on_false, on_true]))
 
 
 def _full(value: float, dt, shape) -> Arr:
@@ -159,25 +159,23 @@ _UPDATE_CHECK = _just_check(_rank_of_result)
 _UPDATE_SLICE = Values(_update_sizes, slice=params("dynamic_slice"))
 for _r in RANKS:
     _counted("jvp", "dynamic_slice", "0", False, 1 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals["own"], args_list([seeds[0], *xs[1:]])),
+             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[1:]]), extra=vals["own"]),
              _SLICE_OWN,
              "d dynamic_slice(x, i..) = dynamic_slice(dx, i..) (linear)", f"-{_r}")
     _counted("vjp", "dynamic_slice", "0", False, 1 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "",
-                                                 args_list([zeros_like(xs[0]), seeds[0], *xs[1:]])),
+             lambda seeds, xs, outs, vals: T.dynamic_update_slice(args_list([zeros_like(xs[0]), seeds[0], *xs[1:]])),
              _SLICE_CHECK,
              "dynamic_slice(x, i..)^T ct = dynamic_update_slice(zeros, ct, i..)", f"-{_r}")
     _counted("jvp", "dynamic_update_slice", "out0", True, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "", args_list([*seeds[:2], *xs[2:]])),
+             lambda seeds, xs, outs, vals: T.dynamic_update_slice(args_list([*seeds[:2], *xs[2:]])),
              _UPDATE_CHECK,
              "d dynamic_update_slice(x, u, i..) = dynamic_update_slice(dx, du, i..) (linear in x and u)", f"-{_r}")
     _counted("vjp", "dynamic_update_slice", "0", False, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_update_slice", "",
-                                                 args_list([seeds[0], zeros_like(xs[1]), *xs[2:]])),
+             lambda seeds, xs, outs, vals: T.dynamic_update_slice(args_list([seeds[0], zeros_like(xs[1]), *xs[2:]])),
              _UPDATE_CHECK,
              "dynamic_update_slice(x, u, i..)^T ct for x = dynamic_update_slice(ct, zeros like u, i..)", f"-{_r}")
     _counted("vjp", "dynamic_update_slice", "1", False, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: apply("dynamic_slice", vals["slice"], args_list([seeds[0], *xs[2:]])),
+             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[2:]]), extra=vals["slice"]),
              _UPDATE_SLICE,
              "dynamic_update_slice(x, u, i..)^T ct for u = dynamic_slice(ct, i.., u.shape)", f"-{_r}")
 

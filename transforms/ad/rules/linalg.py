@@ -26,7 +26,7 @@ from egglog import Vec, eq, f64, i64
 
 from ir import dtypes, lax
 from rewrites.analyses.shapes import dimension_numbers
-from rewrites.terms import Arr, T, apply, args_list
+from rewrites.terms import Arr, T, args_list
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, dtype, params, require
 from transforms.ad.rules.indexing_params import PROMISE, gather_params, scatter_add_params, scatter_dn
 from transforms.rulebook import ValueType
@@ -73,7 +73,7 @@ def per_result(f: Callable, j: int) -> Callable:
 
 def select(pred: Arr, on_true: Arr, on_false: Arr) -> Arr:
     """lax.select(pred, on_true, on_false) = select_n(pred, on_false, on_true)."""
-    return apply("select_n", "", args_list([pred, on_false, on_true]))
+    return T.select_n(args_list([pred, on_false, on_true]))
 
 
 def int32(k) -> Arr:
@@ -316,7 +316,7 @@ for _mode, _make, _math in (
         ("vjp", _triangular_vjp, "A_bar = mask(-op^T(op(A)^-T ct X^T)) (left) or mask(-op^T(X^T ct op(A)^-T))")):
     entry(A, _mode, "triangular_solve", "0", TRIANGULAR, _triangular_values,
           {f"{s}-{c}": _make(s, c == "conj") for s in _SIDES for c in ("plain", "conj")}, arity=2, math=_math)
-A.jvp_linear("triangular_solve", [1], arity=2, math="d_b X = op(A)^-1 db (linear in b)")
+A.jvp_linear("triangular_solve", [1], math="d_b X = op(A)^-1 db (linear in b)")
 A.vjp("triangular_solve", 1, lambda ct, a, b, ans, *, flipped: T.triangular_solve(a, ct, extra=flipped),
       values=Values(lambda p, ins, outs: {"flipped": {**p, "transpose_a": not p["transpose_a"]}}, flipped=SOLVE),
       math="B_bar = op(A)^-T ct: the solve with transpose_a flipped (JAX's _triangular_solve_transpose_rule)")

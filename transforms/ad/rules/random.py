@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 from egglog import Vec, eq, i64
 
-from rewrites.terms import Arr, T, apply, args_list
+from rewrites.terms import Arr, T, args_list
 from transforms.ad.rule import INT, ADBook, Values, dtype, require, shape
 
 A = ADBook("random")
@@ -38,7 +38,7 @@ def _log_space_grad(name: str, tiny: float):
         require(eq(dtype(ans)).to(name))
         sample = T.exp(ans)
         filled = T.broadcast_in_dim(Arr.scalar(tiny, name), shape(ans), Vec[i64].empty())
-        safe = apply("select_n", "", args_list([T.eq(sample, Arr.scalar(0.0, name)), sample, filled]))
+        safe = T.select_n(args_list([T.eq(sample, Arr.scalar(0.0, name)), sample, filled]))
         return T.mul(g, T.div(T.random_gamma_grad(a, safe), safe))
 
     return grad

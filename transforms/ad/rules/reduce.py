@@ -25,7 +25,7 @@ from ir.core import ClosedJaxpr, Literal
 from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol
 from ir.tracing import aval_of, bind, literal, trace_flat
-from rewrites.terms import Arr, T, apply, args_list, call, get
+from rewrites.terms import Arr, T, args_list, call, get
 from transforms.ad.rule import INT, INTS, ADBook, Values, dtype, params, zeros_like
 
 A = ADBook("reduce")
@@ -37,7 +37,7 @@ def _kept(axes, ndim: int) -> tuple[int, ...]:
 
 
 def _select(pred: Arr, on_false: Arr, on_true: Arr) -> Arr:
-    return apply("select_n", "", args_list([pred, on_false, on_true]))
+    return T.select_n(args_list([pred, on_false, on_true]))
 
 
 def _full(value: float, like: Arr, shape) -> Arr:
@@ -285,7 +285,7 @@ def _window_sum_transpose(p, ins, outs):
     return {"pad": {"padding_config": config}, "window": window}
 
 
-A.jvp_linear("reduce_window_sum", [0], arity=1, math="d window_sum(x) = window_sum(dx)")
+A.jvp_linear("reduce_window_sum", [0], math="d window_sum(x) = window_sum(dx)")
 A.vjp("reduce_window_sum", 0, lambda ct, x, ans, *, pad, window: T.reduce_window_sum(
           T.pad(ct, Arr.scalar(0.0, dtype(ct)), extra=pad), extra=window),
       values=Values(_window_sum_transpose, pad=params("pad"), window=params("reduce_window_sum")),
@@ -332,11 +332,11 @@ for _prim, _select_prim in (("reduce_window_max", "ge"), ("reduce_window_min", "
 
 # The two helpers are linear in their first operand (the selection by the second has zero derivative):
 # JAX's `_select_and_gather_add_transpose` and `_select_and_scatter_add_transpose`.
-A.jvp_linear("select_and_gather_add", [0], arity=2, math="linear in the tangents it gathers")
+A.jvp_linear("select_and_gather_add", [0], math="linear in the tangents it gathers")
 A.vjp("select_and_gather_add", 0, lambda ct, t, x, ans, *, params: _scatter(ct, x, params),
       values=_scatter_params("select_and_gather_add"),
       math="gather^T = scatter-add at the selected elements")
-A.jvp_linear("select_and_scatter_add", [0], arity=2, math="linear in the source it scatters")
+A.jvp_linear("select_and_scatter_add", [0], math="linear in the source it scatters")
 A.vjp("select_and_scatter_add", 0, lambda ct, source, x, ans, *, params: _gather(ct, x, params),
       values=_gather_params(),
       math="scatter-add^T = gather at the selected elements")

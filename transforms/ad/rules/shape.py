@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ir.params import as_ints
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, call, get
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, call, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params
 
 A = ADBook("shape")
@@ -63,7 +63,7 @@ def _same_op(prim: str) -> tuple[Callable, Values]:
 for _prim in ("reshape", "transpose", "broadcast_in_dim", "squeeze", "rev", "slice"):
     _f, _values = _same_op(_prim)
     A.jvp(_prim, 0, _f, values=_values, math=f"d {_prim}(x) = {_prim}(dx) (linear)")
-A.jvp_linear("tile", [0], arity=1, math="d tile(x) = tile(dx) (linear)")
+A.jvp_linear("tile", [0], math="d tile(x) = tile(dx) (linear)")
 A.linear("copy", 0, lambda g, x, ans: g, math="d copy(x) = dx")
 A.linear("copy_p", 0, lambda g, x, ans: g, math="d copy(x) = dx")
 
@@ -179,7 +179,7 @@ def _piece(prim: str) -> Values:
 
 for _prim in ("concatenate", "stack"):
     A.add("jvp", _prim, "out0", "all", _params_of(_prim), f"d {_prim}(xs) = {_prim}(dxs) (linear)", None, None, None,
-          lambda ts, xs, outs, v, prim=_prim: apply(prim, v["own"], ts))
+          lambda ts, xs, outs, v, prim=_prim: CONSTRUCTORS[prim](ts, v["own"]))
 A.add("vjp", "concatenate", "*", "one", _piece("concatenate"), "concatenate(xs)^T ct = the slice of ct where x_i sits",
       None, None, 1, lambda cts, xs, outs, v: T.slice(cts[0], v["starts"], v["limits"]))
 A.add("vjp", "stack", "*", "one", _piece("stack"),
@@ -203,7 +203,7 @@ for _prim, _built, _axis, _why in (("split", "concatenate", "dimension", ""),
           None, lambda ts, xs, outs, v, prim=_prim: get(call(prim, v["own"], ts), v["index"]))
     A.add("vjp", _prim, "0", "all", _along(_prim, _axis, _built),
           f"{_prim}(x)^T cts = {_built}(cts along the axis){_why} (unused results' cts are zeros)", None, None, None,
-          lambda cts, xs, outs, v, built=_built: apply(built, v["along"], cts))
+          lambda cts, xs, outs, v, built=_built: CONSTRUCTORS[built](cts, v["along"]))
 A.add("jvp", "device_put", "out*", "own", None, "d device_put(xs)_j = dx_j (a transfer: the identity here)",
       None, None, 1, lambda ts, xs, outs, v: ts[0])
 A.add("vjp", "device_put", "*", "own", None, "device_put(xs)^T cts = cts (the identity)", None, None, 1,

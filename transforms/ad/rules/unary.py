@@ -14,7 +14,7 @@ import math
 from egglog import Vec, eq, f64, i64, ne
 
 from ir import dtypes as D
-from rewrites.terms import Arr, T, apply, args_list, dtype_of
+from rewrites.terms import Arr, T, args_list, dtype_of
 from transforms.ad.rule import INT, STR, ADBook, Values, dtype, params, shape
 
 A = ADBook("unary")
@@ -32,7 +32,7 @@ def filled(value, like: Arr) -> Arr:
 
 
 def select(pred: Arr, on_true: Arr, on_false: Arr) -> Arr:
-    return apply("select_n", "", args_list([pred, on_false, on_true]))
+    return T.select_n(args_list([pred, on_false, on_true]))
 
 
 def replace_zero(v: Arr, like: Arr) -> Arr:

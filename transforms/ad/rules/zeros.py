@@ -11,7 +11,7 @@ from egglog import String, Vec, eq, i64, rule, union, var, vars_
 
 from ir.primitives import PRIMITIVES, primitives_with
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, apply, args_list, dtype_of, shape_of
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, args_list, dtype_of, shape_of
 from transforms.ad.terms import ZEROS_EXTRA, zero
 
 e, x, y, z = vars_("e x y z", Arr)
@@ -54,5 +54,5 @@ _rule("zero-add", "t + 0 = 0 + t = t (same shape)", lambda: [
 _rule("zero-sub-from", "0 - t = -t (same shape)", lambda: [
       rule(eq(e).to(T.sub(zero(sh, d), x, extra=s)), eq(shape_of(x)).to(sh)).then(union(e).with_(T.neg(x)))])
 _rule("zero-select", "select_n(p, 0, 0) = 0, select_n(p, 0, 0, 0) = 0", lambda: [
-      rule(eq(e).to(apply("select_n", s, args_list([x, *[zero(sh, d)] * n])))).then(union(e).with_(zero(sh, d)))
+      rule(eq(e).to(T.select_n(args_list([x, *[zero(sh, d)] * n]), extra=s))).then(union(e).with_(zero(sh, d)))
       for n in (2, 3)])

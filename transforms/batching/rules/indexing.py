@@ -32,7 +32,7 @@ from egglog import Vec, eq, i64, var
 
 from ir import lax
 from ir.params import as_ints
-from rewrites.terms import Arr, T, apply, args_list
+from rewrites.terms import Arr, T, args_list
 from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, require, variadic_result
 
 V = VmapBook("indexing")
@@ -178,7 +178,7 @@ def _slice_operand_unbatched(x, *starts, paired, plain, same, concat, column, dt
 
 
 def _slice_starts_unbatched(x, *starts, paired, plain, same, concat, column, dtype):
-    return apply("dynamic_slice", same, args_list([x, Arr.scalar(0.0, dtype), *_held_starts(starts)]))
+    return T.dynamic_slice(args_list([x, Arr.scalar(0.0, dtype), *_held_starts(starts)]), extra=same)
 
 
 def _update_paired(x, u, *starts, scatter, concat, column, dtype):
@@ -186,7 +186,7 @@ def _update_paired(x, u, *starts, scatter, concat, column, dtype):
 
 
 def _update_starts_unbatched(x, u, *starts, scatter, concat, column, dtype):
-    return apply("dynamic_update_slice", "", args_list([x, u, Arr.scalar(0.0, dtype), *_held_starts(starts)]))
+    return T.dynamic_update_slice(args_list([x, u, Arr.scalar(0.0, dtype), *_held_starts(starts)]))
 
 
 for _rank in RANKS:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol, as_ints
-from rewrites.terms import Arr, T, apply, args_list
+from rewrites.terms import Arr, T, args_list
 from transforms.batching.rule import INTS, Site, Values, VmapBook, broadcasting_preparation, node, params
 
 V = VmapBook("random")
@@ -30,8 +30,8 @@ _WRAP = {"impl": Symbol("fry")}  # the only PRNG implementation eqjax holds (key
 
 def _key_broadcast(keys: Arr, wrap, shape, dims) -> Arr:
     """broadcast_in_dim of a key array done on its key data (`shape`/`dims` include the trailing words)."""
-    data = apply("random_unwrap", "", args_list([keys]))
-    return apply("random_wrap", wrap, args_list([T.broadcast_in_dim(data, shape, dims)]))
+    data = T.random_unwrap(keys)
+    return T.random_wrap(T.broadcast_in_dim(data, shape, dims), extra=wrap)
 
 
 def _lifted(e: Site, i: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -74,7 +74,7 @@ def _fold_in_values(e: Site) -> dict:
 
 
 def _fold_in(k: Arr, m: Arr) -> Arr:
-    return apply("random_fold_in", "", args_list([k, m]))
+    return T.random_fold_in(k, m)
 
 
 _FOLD_IN_CASES = {
@@ -139,7 +139,7 @@ def _rng_batched(states, *, op, start0, limit0, vector, row, start_rest, limit_r
     first = T.reshape(T.slice(states, start0, limit0), vector)
     rest = T.slice(states, start_rest, limit_rest)
     advanced = T.reshape(op.result(0, first), row)
-    return [apply("concatenate", concat, args_list([advanced, rest])), op.result(1, first)]
+    return [T.concatenate(args_list([advanced, rest]), extra=concat), op.result(1, first)]
 
 
 V.batch("rng_bit_generator", "b", _rng_batched,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import Arr, T, apply, args_list
+from rewrites.terms import Arr, T, args_list
 from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, shifted, variadic_op
 
 V = VmapBook("shape")
@@ -118,7 +118,7 @@ def _select_padding(padded: Arr, v: Arr, *, dt, pad_u, pad_b, in_shape, out_b, r
     """select_n(mask, v, padded) at each position of the batched result: v where the mask is False."""
     true = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), in_shape, ())
     mask = T.pad(true, Arr.scalar(0.0, "bool"), extra=pad_u)
-    return apply("select_n", "", args_list([T.broadcast_in_dim(mask, out_b, rest),
+    return T.select_n(args_list([T.broadcast_in_dim(mask, out_b, rest),
                                             T.broadcast_in_dim(v, out_b, (0,)), padded]))
 
 
