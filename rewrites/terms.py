@@ -321,7 +321,8 @@ class _Ops:
 
         def build(*args, extra: Any = ""):
             if len(args) != n:
-                raise TypeError(f"{prim} takes {n} operands and fields, got {len(args)}")
+                what = "one Args list" if spec.arity is None else f"{spec.arity} operands"
+                raise TypeError(f"{prim} takes {what} and {len(spec.fields)} fields, got {len(args)} arguments")
             return ctor(*args, extra)
 
         return build
