@@ -84,6 +84,13 @@ def gym_egraph(data: dict, name: str = "egraph") -> GymEGraph:
     return GymEGraph(name, view, [c for costs in cost_of.values() for c in costs])
 
 
+def unsupported(egraph: GymEGraph) -> str | None:
+    """Why eqjax's extractors cannot run on `egraph`, or None: they need non-negative costs (so
+    does the gym's ILP, which asserts it; maxsat's e-graphs cost clauses -1)."""
+    negative = sum(1 for c in egraph.cost if c < 0)
+    return f"{negative} node(s) with a negative cost" if negative else None
+
+
 def gym_files(data_dir: str | Path) -> dict[str, list[Path]]:
     """The e-graph files under `data_dir`, per data set (its sub-folders), sorted by name."""
     data_dir = Path(data_dir)
@@ -97,8 +104,9 @@ def gym_files(data_dir: str | Path) -> dict[str, list[Path]]:
 
 def choose_bundle(files: Sequence[Path], per_set: int = 3, size_cap: int = 2_500_000) -> list[Path]:
     """The smallest file and files spread evenly up to the median by size, among the well-formed ones
-    of at most `size_cap` bytes: `per_set` files in all (fewer if the set has fewer)."""
-    sized = sorted((p.stat().st_size, p.name, p) for p in files if p.stat().st_size <= size_cap and _loads(p))
+    with non-negative costs of at most `size_cap` bytes: `per_set` files in all (fewer if the set has
+    fewer)."""
+    sized = sorted((p.stat().st_size, p.name, p) for p in files if p.stat().st_size <= size_cap and _usable(p))
     if not sized:
         return []
     median = (len(sized) - 1) // 2
@@ -106,12 +114,11 @@ def choose_bundle(files: Sequence[Path], per_set: int = 3, size_cap: int = 2_500
     return [sized[i][2] for i in picks]
 
 
-def _loads(path: Path) -> bool:
+def _usable(path: Path) -> bool:
     try:
-        read_gym(path)
+        return unsupported(read_gym(path)) is None
     except GymFormatError:
         return False
-    return True
 
 
 def make_bundle(checkout_data: str | Path, out: str | Path, per_set: int = 3, size_cap: int = 2_500_000) -> list[Path]:

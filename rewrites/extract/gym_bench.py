@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rewrites.egraph_view import EGraphView
 from rewrites.extract import EXTRACTORS
-from rewrites.extract.gym import BUNDLE, GymEGraph, GymFormatError, gym_files, read_gym
+from rewrites.extract.gym import BUNDLE, GymEGraph, GymFormatError, gym_files, read_gym, unsupported
 from rewrites.extract.gym_ports import GymTimeout, gym_bottom_up, gym_faster_greedy_dag, gym_ilp_highs
 from rewrites.extract.result import UnextractableError, finish, normalize_costs
 
@@ -56,14 +56,16 @@ def run_one(egraph: GymEGraph, extractor: str, timeout: float) -> dict:
     return {"extractor": extractor, "dag_cost": dag_cost, "seconds": time.perf_counter() - start, "status": status}
 
 
-def bench_file(path: Path, extractors: tuple[str, ...], timeout: float) -> dict | None:
-    """Every extractor on one file, with each one's ratio to the best cost found; None if the file
-    is not a well-formed e-graph (the gym's own binary panics on those too)."""
+def bench_file(path: Path, extractors: tuple[str, ...], timeout: float) -> dict:
+    """Every extractor on one file, with each one's ratio to the best cost found; {"file", "skipped",
+    "detail"} for a malformed e-graph (the gym's binary panics on those too) or negative costs."""
     start = time.perf_counter()
     try:
         egraph = read_gym(path)
-    except GymFormatError:
-        return None
+    except GymFormatError as e:
+        return {"file": path.name, "skipped": "malformed", "detail": str(e)}
+    if reason := unsupported(egraph):
+        return {"file": egraph.name, "skipped": "negative costs", "detail": reason}
     egraph.view.index, egraph.view.node_rank  # noqa: B018 (built once, outside every extractor's time)
     load = time.perf_counter() - start
     runs = [run_one(egraph, name, timeout) for name in extractors]
@@ -83,7 +85,8 @@ def _ratio(cost: float | None, best: float | None) -> float | None:
 
 
 def summarize(data_set: str, files: list[dict], extractors: tuple[str, ...]) -> dict:
-    """Per extractor over a data set's files: geometric mean and worst ratio, files best on, seconds."""
+    """Per extractor over a data set's files: geometric mean and worst ratio, files best on, seconds.
+    A set with no benched file is not "within 1%"."""
     per = {}
     for name in extractors:
         runs = [next(r for r in f["runs"] if r["extractor"] == name) for f in files]
@@ -96,7 +99,7 @@ def summarize(data_set: str, files: list[dict], extractors: tuple[str, ...]) -> 
                      "failed": len(runs) - len(ratios),
                      "seconds": sum(r["seconds"] for r in runs)}
     eqjax = [f["eqjax_ratio"] for f in files]
-    ok = all(x is not None and x <= WITHIN for x in eqjax)
+    ok = bool(eqjax) and all(x is not None and x <= WITHIN for x in eqjax)
     return {"data_set": data_set, "files": len(files), "extractors": per,
             "eqjax_worst_ratio": max((x for x in eqjax if x is not None), default=None), "eqjax_within_1pct": ok}
 
@@ -110,11 +113,10 @@ def bench_extraction(data: str | Path | None = None, *, timeout: float = 10.0, a
     results = {"data": str(data), "timeout": timeout, "data_sets": []}
     for data_set, paths in gym_files(data).items():
         benched = [bench_file(p, extractors, timeout) for p in paths]
-        files = [f for f in benched if f is not None]
-        if not files:
-            continue
-        results["data_sets"].append({**summarize(data_set, files, extractors), "per_file": files,
-                                     "not_loaded": [p.name for p, f in zip(paths, benched, strict=True) if f is None]})
+        files = [f for f in benched if "skipped" not in f]
+        skipped = [f for f in benched if "skipped" in f]
+        entry = {**summarize(data_set, files, extractors), "per_file": files, "skipped": skipped}
+        results["data_sets"].append(entry)
         if not as_json:
             _print_data_set(results["data_sets"][-1], out)
     if as_json:
@@ -138,10 +140,14 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 
 def _print_data_set(entry: dict, out) -> None:
-    files = entry["per_file"]
+    files, skipped = entry["per_file"], entry["skipped"]
+    reasons = sorted({f["skipped"] for f in skipped})
+    note = f"; {len(skipped)} skipped ({', '.join(reasons)})" if skipped else ""
+    if not files:
+        out(f"\n{entry['data_set']}: no file benched{note}")
+        return
     nodes = sorted(f["nodes"] for f in files)
-    skipped = f" ({len(entry['not_loaded'])} malformed, skipped)" if entry["not_loaded"] else ""
-    out(f"\n{entry['data_set']}: {entry['files']} file(s), {nodes[0]}-{nodes[-1]} nodes{skipped}")
+    out(f"\n{entry['data_set']}: {entry['files']} file(s), {nodes[0]}-{nodes[-1]} nodes{note}")
     header = ("extractor", "geomean ratio", "worst ratio", "best on", "failed", "seconds")
     out("  ".join(f"{h:>22}" if i == 0 else f"{h:>13}" for i, h in enumerate(header)))
     for name, s in entry["extractors"].items():
@@ -154,5 +160,8 @@ def _print_verdict(data_sets: list[dict], out) -> None:
     out("\neqjax's best extractor within 1% of the best cost on every file (gym's ILP ran on HiGHS, not CBC; "
         "its greedy extractors are Python ports):")
     for entry in data_sets:
+        if not entry["files"]:
+            out(f"  {entry['data_set']:>16}: -    (no file benched)")
+            continue
         verdict = "yes" if entry["eqjax_within_1pct"] else "NO"
         out(f"  {entry['data_set']:>16}: {verdict:>3}  (worst eqjax ratio {_fmt(entry['eqjax_worst_ratio'])})")

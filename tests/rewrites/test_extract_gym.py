@@ -139,6 +139,19 @@ def test_bench_prints_a_table_per_data_set_and_the_verdict(tmp_path, capsys):
     assert all(run["dag_cost"] is not None for f in egg["per_file"] for run in f["runs"])
 
 
+def test_bench_skips_malformed_files_and_negative_costs(tmp_path):
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "negative.json").write_text(json.dumps(
+        {"nodes": {"a": node("x", "a", [], -1.0)}, "root_eclasses": ["x"]}))
+    (tmp_path / "odd" / "rootless.json").write_text(json.dumps(
+        {"nodes": {"a": node("x", "a")}, "root_eclasses": ["z"]}))
+    lines = []
+    result = bench_extraction(tmp_path, out=lines.append)
+    assert [f["skipped"] for f in result["data_sets"][0]["skipped"]] == ["negative costs", "malformed"]
+    assert "\nodd: no file benched; 2 skipped (malformed, negative costs)" in lines
+    assert not result["data_sets"][0]["eqjax_within_1pct"]
+
+
 def test_bench_refuses_a_missing_data_folder(tmp_path, capsys):
     assert main(["bench", "extraction", "--data", str(tmp_path / "nothing")]) == 2
     assert "not a folder of data sets" in capsys.readouterr().err
