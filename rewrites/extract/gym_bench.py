@@ -110,6 +110,8 @@ def bench_extraction(data: str | Path | None = None, *, timeout: float = 10.0, a
     data = Path(data) if data is not None else BUNDLE / "data"
     if not data.is_dir():
         raise GymFormatError(f"{data} is not a folder of data sets (an extraction-gym checkout's data/)")
+    import scipy.optimize  # noqa: F401 (both ILPs import it on first use: a second no extractor is charged)
+
     results = {"data": str(data), "timeout": timeout, "data_sets": []}
     for data_set, paths in gym_files(data).items():
         benched = [bench_file(p, extractors, timeout) for p in paths]
