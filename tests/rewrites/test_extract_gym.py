@@ -11,9 +11,11 @@ import shutil
 import pytest
 
 from rewrites.extract import EXTRACTORS
+from rewrites.extract.greedy_dag import greedy_dag_choice
 from rewrites.extract.gym import BUNDLE, GymFormatError, gym_egraph, read_gym
 from rewrites.extract.gym_bench import EQJAX, GYM, bench_extraction, run_one
 from rewrites.extract.gym_ports import gym_bottom_up, gym_faster_greedy_dag, gym_ilp_highs
+from rewrites.extract.ilp import cheapest_heuristic
 from rewrites.extract.result import finish
 from transforms.cli import main
 
@@ -118,6 +120,14 @@ def test_ported_extractors_choose_the_hand_computed_nodes():
     assert names(gym_faster_greedy_dag(view, egraph.cost)) == {"R": "r", "A": "a2", "B": "b2", "S": "s"}
     choice, status = gym_ilp_highs(view, egraph.cost)
     assert status == "optimal" and names(choice) == {"R": "r", "A": "a1", "B": "b1", "S": "s"}
+
+
+def test_ilp_falls_back_to_the_cheapest_heuristic_not_only_greedy_dag():
+    egraph = read_gym(BUNDLE / "data" / "dummy_examples" / "ab_add.json.gz")
+    greedy = greedy_dag_choice(egraph.view, egraph.cost)
+    assert finish(egraph.view, "greedy_dag", greedy, egraph.cost, "", 0.0).dag_cost == 8.0
+    # faster-greedy-dag and bottom-up both find 7 here, the optimum
+    assert cheapest_heuristic(egraph.view, egraph.cost, greedy, deadline=math.inf).dag_cost == 7.0
 
 
 def test_bench_prints_a_table_per_data_set_and_the_verdict(tmp_path, capsys):
