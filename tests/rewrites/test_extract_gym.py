@@ -10,7 +10,6 @@ import shutil
 
 import pytest
 
-from rewrites.extract import EXTRACTORS
 from rewrites.extract.greedy_dag import greedy_dag_choice
 from rewrites.extract.gym import BUNDLE, GymFormatError, gym_egraph, read_gym
 from rewrites.extract.gym_bench import EQJAX, GYM, bench_extraction, run_one
@@ -165,7 +164,3 @@ def test_bench_skips_malformed_files_and_negative_costs(tmp_path):
 def test_bench_refuses_a_missing_data_folder(tmp_path, capsys):
     assert main(["bench", "extraction", "--data", str(tmp_path / "nothing")]) == 2
     assert "not a folder of data sets" in capsys.readouterr().err
-
-
-def test_eqjax_extractors_are_all_benched():
-    assert EQJAX == tuple(f"eqjax:{m}" for m in EXTRACTORS)
