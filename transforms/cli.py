@@ -32,6 +32,9 @@
     eqjax bench grad                   reverse-mode growth on residual chains; FLOPs vs JAX's gradients
     eqjax bench runtime [--suite large|oracle] [--threads N] [--json]
                                        eqjax's programs timed beside jax.jit, op by op and XLA (ratios)
+    eqjax bench extraction [--data DIR] [--timeout S] [--json]
+                                       eqjax's extractors beside extraction-gym's on its e-graphs (default: the
+                                       bundled subset; DIR: a checkout's data/), rewrites/extract/gym_bench.py
     eqjax calibrate --backend numpy|xla [--out PATH] [--quick] [--primitives a,b] [--json]
                                        measure this machine's latency profile (rewrites/latency); writes it
                                        to the user cache directory, where LatencyModel.for_backend finds it
@@ -491,6 +494,11 @@ def cmd_bench(args) -> int:
 
     if args.what in ("optimizer", "grad", "vmap", "control"):
         cli_options.check_rules(args.rules)
+    if args.what == "extraction":
+        from rewrites.extract.gym_bench import bench_extraction
+
+        bench_extraction(args.data, timeout=args.timeout, as_json=args.json)
+        return 0
     if args.what != "control" and not (args.what == "runtime" and args.suite == "large"):
         cli_options.require_oracle(DEFAULT_ORACLE, "this benchmark times the oracle programs")
     if args.what == "eval":
@@ -728,7 +736,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_measure)
 
     b = sub.add_parser("bench", help="benchmarks that print numbers")
-    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap", "control", "runtime"])
+    b.add_argument("what", choices=["eval", "optimizer", "grad", "vmap", "control", "runtime", "extraction"])
     b.add_argument("--repeats", type=int, default=200, help="eval: timing repeats")
     b.add_argument("--rules", default="default", help="optimizer: rule set")
     b.add_argument("--suite", default="all", choices=["all", "large", "oracle"], help="runtime: which programs")
@@ -736,7 +744,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=int, help="runtime: pin BLAS, numexpr and XLA to N threads")
     b.add_argument("--min-time", type=float, default=0.2, help="runtime: seconds of timed calls per system")
     b.add_argument("--no-first-call", action="store_true", help="runtime: skip the fresh-process first calls")
-    b.add_argument("--json", action="store_true", help="runtime: the rows, summary and machine as JSON")
+    b.add_argument("--json", action="store_true", help="runtime, extraction: the results as JSON")
+    b.add_argument("--data", help="extraction: a folder of data sets (an extraction-gym checkout's data/)")
+    b.add_argument("--timeout", type=float, default=10.0, help="extraction: seconds per extractor and file")
     b.set_defaults(func=cmd_bench)
 
     cal = sub.add_parser("calibrate", help="measure this machine's latency profile for a backend (cost models "

@@ -11,7 +11,9 @@
 (*) within `time_limit`; otherwise it falls back and says so in `status`. `cost[i]` is the cost of
 node i (non-negative int or float; `math.inf` forbids a node). Every extractor works on the plain
 `EGraphView`, knows nothing of egglog, breaks ties by (cost, `view.node_key`), and raises
-`UnextractableError` for a root with no finite term. `bench.py` times them on random e-graphs.
+`UnextractableError` for a root with no finite term. `bench.py` times them on random e-graphs;
+`gym_bench.py` (`eqjax bench extraction`) compares them with extraction-gym's extractors (`gym_ports.py`)
+on its public e-graphs (`gym.py` reads them).
 
 `sample(closed, k=, seed=)` draws up to k distinct equivalent programs from one saturated e-graph
 (`sampling.py`): the population a cost model is judged on.
