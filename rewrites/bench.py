@@ -17,7 +17,6 @@ from pathlib import Path
 from ir.core import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.dtypes import float64
 from ir.typecheck import typecheck
-from rewrites.redundancy import redundancy_table
 
 _UNARY = ("sin", "cos", "exp", "tanh", "neg", "abs", "log1p")
 _BINARY = ("add", "sub", "mul", "max")
@@ -83,6 +82,7 @@ def _run(name: str, closed: ClosedJaxpr, rules: str) -> dict:
 def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dict]:
     from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
     from rewrites.engine import optimize
+    from rewrites.redundancy import redundancy_table
 
     t0 = time.perf_counter()
     optimize(synthetic_program(10), rules=rules)  # registers the rules once per process (reused after)

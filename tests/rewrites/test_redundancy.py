@@ -2,10 +2,10 @@
 optimized program still does, and which cases reach their optimum is pinned: a case that stops reaching it fails,
 and so does a listed miss that starts reaching it (then remove it from `MISSES`)."""
 
-import numpy as np
 import pytest
 
 from eval import eval_jaxpr
+from eval.oracle import compare_lists
 from rewrites.redundancy import CASES, measure, sample_inputs
 
 # The cases the optimizer does not reach yet, with what is missing (issue 20's rule families).
@@ -40,10 +40,6 @@ def test_the_suite_holds_at_least_60_programs_over_every_rule_set():
     assert set(MISSES) <= {c.name for c in CASES}
 
 
-def _close(got, want) -> bool:
-    return all(np.allclose(g, w, rtol=1e-12, atol=1e-12) for g, w in zip(got, want, strict=True))
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_optimum_and_optimized_compute_the_program(case):
     program, optimum = case.traced(case.program), case.traced(case.optimum)
@@ -51,8 +47,8 @@ def test_optimum_and_optimized_compute_the_program(case):
     for seed in range(3):
         args = sample_inputs(case, seed)
         want = eval_jaxpr(program, *args)
-        assert _close(eval_jaxpr(optimum, *args), want), f"the hand optimum of {case.name} is wrong"
-        assert _close(eval_jaxpr(optimized, *args), want), f"optimizing {case.name} changed its values:\n{optimized}"
+        compare_lists(f"the hand optimum of {case.name}", eval_jaxpr(optimum, *args), want, 1e-12, 1e-12)
+        compare_lists(f"{case.name} optimized:\n{optimized}\n", eval_jaxpr(optimized, *args), want, 1e-12, 1e-12)
     assert outcome.reached == (case.name not in MISSES), (
         f"{case.name} under {case.rules}: {outcome.eqns} equations and {outcome.flops} flops against the optimum's "
         f"{outcome.optimum_eqns} and {outcome.optimum_flops}\n{optimized}")
