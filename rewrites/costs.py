@@ -26,6 +26,9 @@ Higher-order primitives are priced by their bodies under the same model: `cond` 
 `custom_linear_solve` its solve, and call-like primitives (jit, remat2, custom_jvp_call, ...) their
 body. A primitive no table names costs, as a documented default, 1 flop per output element, and
 inputs plus outputs in bytes. All models are deterministic and return exact Python ints.
+
+`NAME+accuracy` (e.g. "flops+accuracy") is NAME plus a price on numerical error: each node's local error in
+bits against the high-precision evaluator, Herbie style (`rewrites.accuracy.local`).
 """
 
 from __future__ import annotations
@@ -69,11 +72,17 @@ def custom(fn: CostFn, name: str | None = None) -> CostModel:
 
 
 def jaxpr_cost(model: CostModel, jaxpr: Jaxpr | ClosedJaxpr) -> Cost:
-    """The sum of `model` over a jaxpr's equations (exact for ints)."""
+    """The sum of `model` over a jaxpr's equations (exact for ints); a model priced on the whole program
+    (`rewrites.accuracy.local.AccuracyCost`) adds its program-wide term."""
     inner = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
     costs = [model(e.primitive, e.params, [v.aval for v in e.invars], [v.aval for v in e.outvars])
              for e in inner.eqns]
-    return math.fsum(costs) if any(type(c) is float for c in costs) else sum(costs)
+    total = math.fsum(costs) if any(type(c) is float for c in costs) else sum(costs)
+    if hasattr(model, "program_cost"):
+        closed = jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(
+            Jaxpr([], [*inner.constvars, *inner.invars], inner.outvars, inner.eqns))
+        return model.program_cost(closed, total)
+    return total
 
 
 def _size(avals: Sequence[ShapedArray]) -> int:
@@ -402,10 +411,17 @@ def for_backend(cost, backend: str):
 def get_cost_model(name_or_callable: str | CostFn, backend: str = "numpy") -> CostModel:
     """A model by name, or any callable wrapped by `custom`. Names: "ops", "flops", "bytes"; "latency"
     (the calibrated profile of `backend` on this machine), "latency-numpy", "latency-xla"; and
-    "learned:PATH" (a model fitted by `rewrites.latency.learned.fit`). See `rewrites.latency`."""
-    if isinstance(name_or_callable, CostModel):
+    "learned:PATH" (a model fitted by `rewrites.latency.learned.fit`). See `rewrites.latency`. Any of them
+    followed by "+accuracy" (or "+accuracy:W", W per bit of error) adds the local error of each node
+    (`rewrites.accuracy.local`)."""
+    if isinstance(name_or_callable, CostModel) or hasattr(name_or_callable, "program_cost"):
         return name_or_callable
     if isinstance(name_or_callable, str):
+        base, weight = split_accuracy(name_or_callable)
+        if weight is not None:
+            from rewrites.accuracy.local import accuracy_cost
+
+            return accuracy_cost(base, weight, backend)
         if name_or_callable in COST_MODELS:
             return COST_MODELS[name_or_callable]
         if _is_profiled(name_or_callable):
@@ -413,8 +429,27 @@ def get_cost_model(name_or_callable: str | CostFn, backend: str = "numpy") -> Co
 
             return named_model(for_backend(name_or_callable, backend))
         raise ValueError(f"unknown cost model {name_or_callable!r}; known: {', '.join(COST_MODELS)}, "
-                         f"{', '.join(PROFILED_NAMES)} (or pass a callable)")
+                         f"{', '.join(PROFILED_NAMES)}, each also as NAME+accuracy (or pass a callable)")
     return custom(name_or_callable)
+
+
+ACCURACY_DEFAULT_WEIGHT = 64.0  # base-model units per bit of error per element (rewrites.accuracy.local)
+
+
+def split_accuracy(name: str) -> tuple[str, float | None]:
+    """("flops", 64.0) for "flops+accuracy", ("flops", 8.0) for "flops+accuracy:8", (name, None) for a name
+    without the accuracy term; a weight that is not a positive number raises ValueError."""
+    base, plus, term = name.rpartition("+")
+    kind, colon, weight = term.partition(":")
+    if not plus or kind != "accuracy":
+        return name, None
+    try:
+        value = float(weight) if colon else ACCURACY_DEFAULT_WEIGHT
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"cost model {name!r}: the accuracy weight must be a positive number, got {weight!r}")
+    return base, value
 
 
 def cost_source(cost, backend: str = "numpy") -> str | None:

@@ -642,6 +642,8 @@ def node_costs(view, avals: dict, enc, model) -> list[float]:
     costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
     hcall = min([HCALL_COST, *(c for c in memo.values() if c > 0)])
     costs = [hcall if view.nodes[i].op == "hcall" else c for i, c in enumerate(costs)]
+    if hasattr(model, "node_costs"):  # a price on the whole e-graph (rewrites.accuracy.local)
+        costs = model.node_costs(view, avals, enc, costs)
     weights = loop_weights(view, enc) if enc.close_loops else None
     return costs if weights is None else [c * w for c, w in zip(costs, weights, strict=True)]
 

@@ -151,14 +151,15 @@ class Outcome:
     optimum_flops: float
 
 
-def measure(case: Redundant, rules: str | None = None) -> tuple[Outcome, ClosedJaxpr]:
-    """Optimize `case` under `rules` (default: its own set); the outcome and the optimized program."""
+def measure(case: Redundant, rules: str | None = None, cost="flops") -> tuple[Outcome, ClosedJaxpr]:
+    """Optimize `case` under `rules` (default: its own set) and `cost`; the outcome and the optimized
+    program (reached or not is judged by equations and flops whatever `cost` chose by)."""
     from rewrites.costs import get_cost_model, jaxpr_cost
     from rewrites.engine import count_eqns, optimize
 
     flops = get_cost_model("flops")
     program, optimum = case.traced(case.program), case.traced(case.optimum)
-    optimized, _ = optimize(program, rules=rules or case.rules)
+    optimized, _ = optimize(program, rules=rules or case.rules, cost=cost)
     got = (count_eqns(optimized), jaxpr_cost(flops, optimized))
     best = (count_eqns(optimum), jaxpr_cost(flops, optimum))
     reached = got[0] <= best[0] and got[1] <= best[1]

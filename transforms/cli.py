@@ -590,7 +590,8 @@ def cmd_demo(args) -> int:
     return 0
 
 
-COST_HELP = "cost model: ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH"
+COST_HELP = ("cost model: ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH; NAME+accuracy adds "
+             "the bits of local error (e.g. flops+accuracy, flops+accuracy:16 for another weight per bit)")
 
 
 def _optimizer_args(o: argparse.ArgumentParser, output: bool = True) -> None:

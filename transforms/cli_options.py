@@ -33,12 +33,17 @@ def check_rule_set(name: str, option: str, extra: tuple[str, ...] = ()) -> None:
 
 
 def check_cost(name: str, option: str = "--cost") -> None:
-    from rewrites.costs import COST_MODELS, PROFILED_NAMES
+    from rewrites.costs import COST_MODELS, PROFILED_NAMES, split_accuracy
 
     fixed = [*COST_MODELS, *(n for n in PROFILED_NAMES if not n.endswith(":PATH"))]
-    if name in fixed or (name.startswith("learned:") and len(name) > len("learned:")):
+    try:
+        base, _ = split_accuracy(name)
+    except ValueError as e:
+        raise UsageError(f"{option}: {e}") from None
+    if base in fixed or (base.startswith("learned:") and len(base) > len("learned:")):
         return
-    raise UsageError(f"{option}: unknown cost model {name!r}; choose from {', '.join(fixed)}, learned:PATH")
+    raise UsageError(f"{option}: unknown cost model {name!r}; choose from {', '.join(fixed)}, learned:PATH, "
+                     "each also as NAME+accuracy or NAME+accuracy:WEIGHT")
 
 
 def check_extractor(name: str) -> None:

@@ -171,29 +171,38 @@ def exact_outputs(closed: ClosedJaxpr, args: Sequence[np.ndarray], dps: int) -> 
     jaxpr = closed.jaxpr
     env: dict[int, tuple] = {}
     for v, x in zip([*jaxpr.constvars, *jaxpr.invars], [*closed.consts, *args], strict=True):
-        env[id(v)] = _input(x, v.aval.dtype, dps)
+        env[id(v)] = exact_input(x, v.aval.dtype, dps)
 
     def read(atom) -> tuple:
         return _literal(atom, dps) if isinstance(atom, Literal) else env[id(atom)]
 
     for eqn in jaxpr.eqns:
-        prim = eqn.primitive
-        if len(eqn.outvars) != 1:
-            raise UnsupportedPrimitive(prim, "high-precision evaluation (one result)", WHERE)
-        operands = [read(a) for a in eqn.invars]
-        if not operands:  # iota and other constants: NumPy's values are exact
-            aval = eqn.outvars[0].aval
-            env[id(eqn.outvars[0])] = _input(np.asarray(get_impl(prim)(**eqn.params)), aval.dtype, dps)
-            continue
-        if prim in STRUCTURAL:
-            env[id(eqn.outvars[0])] = STRUCTURAL[prim](interp, eqn, *operands)
-            continue
-        shape = eqn.outvars[0].aval.shape
-        if prim not in _elementwise_names(interp) or any(not _broadcasts(x[0].shape, shape) for x in operands):
-            raise UnsupportedPrimitive(prim, "high-precision evaluation", "rewrites/verify/highprec.py for an "
-                                       f"elementwise primitive, {WHERE} for another")
-        env[id(eqn.outvars[0])] = _elementwise(interp, eqn, *operands)
+        env[id(eqn.outvars[0])] = exact_eqn(interp, eqn, [read(a) for a in eqn.invars])
     return [(read(v)[0], read(v)[2]) for v in jaxpr.outvars]
+
+
+def exact_input(a: np.ndarray, dtype, dps: int) -> tuple:
+    """An input array as an exact value: (its mpmath numbers, all exact, none decided by rounding)."""
+    return _input(a, dtype, dps)
+
+
+def exact_eqn(interp: hp.Interpreter, eqn, operands: Sequence[tuple]) -> tuple:
+    """The exact value of a one-result equation from its operands' exact values (the three arrays of a value:
+    the numbers, whether each is exact, whether rounding could have decided it); raises
+    UnsupportedPrimitive for a primitive the high-precision evaluation does not have."""
+    prim = eqn.primitive
+    if len(eqn.outvars) != 1:
+        raise UnsupportedPrimitive(prim, "high-precision evaluation (one result)", WHERE)
+    if not operands:  # iota and other constants: NumPy's values are exact
+        aval = eqn.outvars[0].aval
+        return _input(np.asarray(get_impl(prim)(**eqn.params)), aval.dtype, interp.ctx.dps)
+    if prim in STRUCTURAL:
+        return STRUCTURAL[prim](interp, eqn, *operands)
+    shape = eqn.outvars[0].aval.shape
+    if prim not in _elementwise_names(interp) or any(not _broadcasts(x[0].shape, shape) for x in operands):
+        raise UnsupportedPrimitive(prim, "high-precision evaluation", "rewrites/verify/highprec.py for an "
+                                   f"elementwise primitive, {WHERE} for another")
+    return _elementwise(interp, eqn, *operands)
 
 
 def rounded(exact: np.ndarray, dtype) -> np.ndarray:

@@ -181,6 +181,15 @@ def _lgamma(ctx, x):
     return ctx.log(abs(ctx.gamma(x)))
 
 
+def _erfc(ctx, x):
+    """erfc, also where mpmath's series check overflows (|x| ~ 1e300): beyond 2^20, erfc x < exp(-2^40), a
+    positive value below every float's least subnormal, stands in for it (and 2 minus it for -x)."""
+    if ctx.isfinite(x) and abs(x) > 2**20:
+        tiny = ctx.ldexp(ctx.one, -(2**21))
+        return tiny if x > 0 else 2 - tiny
+    return ctx.erfc(x)
+
+
 def _round(ctx, x, method: int):
     if not ctx.isfinite(x):
         return x
@@ -219,7 +228,7 @@ def _float_unary(ctx) -> dict[str, Callable]:
         "acosh": r(_nan_if(lambda x: x < 1, ctx.acosh, ctx)),
         "atanh": r(_nan_if(lambda x: abs(x) > 1, ctx.atanh, ctx)),
         "logistic": r(lambda x: _div(ctx, ctx.one, 1 + _exp(ctx, -x))),
-        "erf": r(ctx.erf), "erfc": r(ctx.erfc),
+        "erf": r(ctx.erf), "erfc": r(lambda x: _erfc(ctx, x)),
         "erf_inv": r(_nan_if(lambda x: abs(x) > 1, lambda x: ctx.erfinv(x) if abs(x) < 1 else ctx.inf * x, ctx)),
         "lgamma": r(lambda x: _lgamma(ctx, x)), "digamma": r(ctx.digamma),
         "floor": r(ctx.floor), "ceil": r(ctx.ceil),
