@@ -17,16 +17,18 @@ are all accurate the base model decides alone.
 
 Exact values are computed e-class by e-class from the leaves (the inputs' samples, literals, consts), each by
 the first node in the view's order whose operands have values and whose primitive the high-precision
-evaluation has (`rewrites.accuracy.exact.exact_eqn`). The precision grows along `LEVELS` until every
-element rounds the same at two consecutive precisions and no rounding could have decided one, else the last
-precision's value counts. Equivalent nodes share their class's exact value: that is what makes local error
-a price per node, so every extractor (tree, greedy DAG, ILP) minimizes it unchanged.
+evaluation has (`rewrites.accuracy.exact.exact_eqn`), at `DIGITS` decimal digits: enough that no float64
+cancellation or absorption rounds the exact value (the adaptive precision of `ground_truth` raised it to the
+same level on most samples of an e-graph, at three times the cost). Equivalent nodes share their class's
+exact value: that is what makes local error a price per node, so every extractor (tree, greedy DAG, ILP)
+minimizes it unchanged.
 
 Left at 0 error (`LocalErrors.skipped` says why, per primitive): nodes whose primitive has no high-precision
-rule or no NumPy result (control flow, multi-result primitives, nodes inside loop bodies), or whose class or
-operands have no exact value. Samples (`input_samples`, seeded) shrink with the e-graph's size
-(`WORK_BUDGET`, down to `MIN_SAMPLES`): the model is meant for numerical kernels, where it costs about a
-second; on an e-graph of 10^5 result elements it costs minutes.
+rule or no NumPy result (control flow, multi-result primitives, complex values, nodes inside loop bodies), or
+whose class or operands have no exact value. The samples (`SAMPLES`, seeded) are the same for an e-graph and
+for the programs extracted from it, so the price of a program (`jaxpr_cost`) and of its nodes agree. The
+time grows with the e-graph's result elements times the samples: about a second for a numerical kernel, and
+minutes for an e-graph of thousands of array nodes; the model is meant for the former.
 
 Known limit (Herbie's, without its regime inference): a node is charged its error on every sample, also on
 those where a `select_n` above it discards its value, so a select between two forms each accurate on one side
@@ -47,15 +49,14 @@ from ir.dtypes import from_name
 from ir.errors import EqjaxError, UnsupportedPrimitive
 from ir.inline import inline_calls
 from rewrites.accuracy import ROUNDING_BITS, SEED, bits_of_error, input_samples
-from rewrites.accuracy.exact import LEVELS, PRIMAL_CALLS, exact_eqn, exact_input, rounded
+from rewrites.accuracy.exact import PRIMAL_CALLS, exact_eqn, exact_input, rounded
 from rewrites.costs import ACCURACY_DEFAULT_WEIGHT as DEFAULT_WEIGHT  # a whole float64 lost ≈ 4096 flops
 from rewrites.costs import get_cost_model
 from rewrites.verify import highprec as hp
 from rewrites.verify.judges import run
 
-WORK_BUDGET = 200_000  # element evaluations per precision, over all samples (about a second of mpmath)
-MAX_SAMPLES = (24, 16, 2)  # finite, special, mixed (see `input_samples`)
-MIN_SAMPLES = (4, 3, 1)
+SAMPLES = (24, 16, 2)  # finite, special, mixed (see `input_samples`): the same for an e-graph and its programs
+DIGITS = 650  # decimal digits: a float64 sum of the largest and the least subnormal magnitudes is exact
 
 
 @dataclass(frozen=True)
@@ -83,17 +84,15 @@ def local_errors(steps: Sequence[Step], leaves: dict, in_avals: Sequence[ShapedA
                  ) -> LocalErrors:
     """The local error of every step. `leaves` maps a value key to a function of the sample's input arrays
     giving that value's NumPy array (an input, a literal, a const)."""
-    size = sum(math.prod(s.eqn.outvars[0].aval.shape) for s in steps) + 1
-    counts = _sample_counts(size)
     try:
-        samples = input_samples(list(in_avals), *counts, seed=seed)
+        samples = input_samples(list(in_avals), *SAMPLES, seed=seed)
     except EqjaxError as e:  # complex or key inputs: no high-precision values
         return LocalErrors([0.0] * len(steps), 0, 0, {str(e): len(steps)})
     bits = np.zeros(len(steps))
     measured = np.zeros(len(steps), dtype=bool)
     skipped: dict[str, int] = {}
     for sample in samples:
-        exact = _settled_values(steps, leaves, sample.args)
+        exact = _rounded_values(steps, leaves, sample.args)
         for k, step in enumerate(steps):
             why = _why_not(step, exact)
             if why:
@@ -112,12 +111,6 @@ def local_errors(steps: Sequence[Step], leaves: dict, in_avals: Sequence[ShapedA
     return LocalErrors([float(b) / len(samples) for b in bits], int(measured.sum()), len(samples), skipped)
 
 
-def _sample_counts(size: int) -> tuple[int, int, int]:
-    total = sum(MAX_SAMPLES)
-    scale = min(1.0, WORK_BUDGET / (size * total))
-    return tuple(max(lo, round(hi * scale)) for hi, lo in zip(MAX_SAMPLES, MIN_SAMPLES, strict=True))
-
-
 def _why_not(step: Step, exact: dict) -> str:
     if step.result not in exact:
         return f"{step.eqn.primitive}: no exact value"
@@ -126,27 +119,10 @@ def _why_not(step: Step, exact: dict) -> str:
     return ""
 
 
-def _settled_values(steps: Sequence[Step], leaves: dict, args) -> dict:
-    """The exact value of every key correctly rounded: at the first precision of `LEVELS` (from the second)
-    at which no element rounds otherwise than at the one before and no step's rounding could have decided
-    one (`highprec.significance`), else at the last. Unlike `ground_truth`, an element still unsettled at
-    the last precision keeps that precision's value instead of being left out: leaving it out would score a
-    cancelling form (1 - erf(x) at x = 10) as exact exactly where it fails."""
-    before = None
-    for dps in LEVELS:
-        values = _exact_values(steps, leaves, args, dps)
-        now = {k: rounded(v[0], aval.dtype) for k, (v, aval) in values.items()}
-        settled = not any(np.any(v[2]) for v, _ in values.values())
-        if before is not None and settled and all(k in before and _same(before[k], v).all() for k, v in now.items()):
-            return now
-        before = now
-    return before
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "f":
-        return (a == b) | (np.isnan(a) & np.isnan(b))
-    return np.asarray(a == b, dtype=bool)
+def _rounded_values(steps: Sequence[Step], leaves: dict, args) -> dict:
+    """The exact value of every key at `DIGITS`, correctly rounded to its dtype."""
+    values = _exact_values(steps, leaves, args, DIGITS)
+    return {k: rounded(v[0], aval.dtype) for k, (v, aval) in values.items()}
 
 
 def _exact_values(steps: Sequence[Step], leaves: dict, args, dps: int) -> dict:
@@ -183,12 +159,18 @@ def _one_equation(eqn: Eqn) -> ClosedJaxpr:
     return closed
 
 
+def _real_valued(aval) -> bool:
+    """An array the high-precision evaluation holds (floats, integers, bools; not complex numbers or keys)."""
+    return isinstance(aval, ShapedArray) and aval.dtype.kind in "fiub"
+
+
 # --- the two sources of steps: a saturated e-graph's view, and a program ------------------------------------
 
 def view_steps(view, avals: dict, enc) -> tuple[list[Step | None], dict]:
     """Per node of `view` its step (None for a leaf or a node that is not one evaluable equation), and the
     leaves (program inputs, consts, literals)."""
     from rewrites.decode import node_params, node_primitive, operand_classes
+    from rewrites.terms import SPECS
 
     leaves: dict = {}
     steps: list[Step | None] = []
@@ -205,9 +187,9 @@ def view_steps(view, avals: dict, enc) -> tuple[list[Step | None], dict]:
             v, dtype = node.payload
             aval = ShapedArray((), from_name(dtype))
             leaves[cls] = (lambda args, v=v, a=aval: np.asarray(v).astype(a.dtype.numpy), aval)
-        elif node.op not in ("call", "hcall") and isinstance(avals.get(cls), ShapedArray):
+        elif node.op in SPECS and _real_valued(avals.get(cls)):
             operands = operand_classes(view, node)
-            if all(isinstance(avals.get(c), ShapedArray) for c in operands):
+            if all(_real_valued(avals.get(c)) for c in operands):
                 in_avals = [avals[c] for c in operands]
                 eqn = Eqn(node_primitive(node), [Var(a) for a in in_avals], [Var(avals[cls])],
                           node_params(node, in_avals, enc))
@@ -231,7 +213,7 @@ def program_steps(closed: ClosedJaxpr) -> tuple[list[Step], dict, list[ShapedArr
             if isinstance(a, Literal):
                 leaves[id(a)] = (lambda args, a=a: literal_array(a), a.aval)
             operands.append(id(a))
-        if len(eqn.outvars) == 1:
+        if len(eqn.outvars) == 1 and all(_real_valued(a.aval) for a in (*eqn.invars, *eqn.outvars)):
             own = Eqn(eqn.primitive, [Var(getattr(a, "aval", None)) for a in eqn.invars], list(eqn.outvars),
                       eqn.params)
             steps.append(Step(own, tuple(operands), id(eqn.outvars[0])))

@@ -203,11 +203,15 @@ def test_fused_arithmetic_is_bit_identical(dtype):
 
 
 def test_fused_transcendentals_are_within_a_few_ulp():
+    """numexpr's exp and sin may differ from NumPy's by an ulp; where exp(-x²) + sin(x) cancels (x ≈ -0.68) that
+    ulp of the terms (≤ 1 in magnitude) is many ulps of the result, so the bound is a few ulps of the result
+    plus a few ulps of 1 carried through tanh (slope ≤ 1) and the factor log1p(x²)."""
     closed = ir.make_jaxpr(lambda x: jnp.tanh(jnp.exp(-x * x) + jnp.sin(x)) * jnp.log1p(x * x))(BIG)
     compiled = compile_numpy(closed, fuse=True)
     assert "numexpr:" in compiled.source
     got, want = compiled(BIG)[0], eval_jaxpr(closed, BIG)[0]
-    assert got.dtype == want.dtype and np.all(np.abs(got - want) <= 8 * np.spacing(np.abs(want)))
+    bound = 8 * np.spacing(np.abs(want)) + 8 * np.finfo(np.float64).eps * np.log1p(BIG * BIG)
+    assert got.dtype == want.dtype and np.all(np.abs(got - want) <= bound)
 
 
 def test_fusion_keeps_shared_values_and_outputs_materialized():
