@@ -16,12 +16,14 @@ everywhere; for large x, `1 - logistic(x)` loses its bits in the `sub`, `logisti
 are all accurate the base model decides alone.
 
 Exact values are computed e-class by e-class from the leaves (the inputs' samples, literals, consts), each by
-the first node in the view's order whose operands have values and whose primitive the high-precision
-evaluation has (`rewrites.accuracy.exact.exact_eqn`), at `DIGITS` decimal digits: enough that no float64
-cancellation or absorption rounds the exact value (the adaptive precision of `ground_truth` raised it to the
-same level on most samples of an e-graph, at three times the cost). Equivalent nodes share their class's
-exact value: that is what makes local error a price per node, so every extractor (tree, greedy DAG, ILP)
-minimizes it unchanged.
+the first node whose operands have values and whose primitive the high-precision evaluation has
+(`rewrites.accuracy.exact.exact_eqn`), preferring the input program's own nodes (those over classes that
+hold input equations): the nodes of a class are equal over the reals, but a `real` rule may differ at an
+overflow or a special value, and there the input program's value is the reference. The evaluation is at
+`DIGITS` decimal digits: enough that no float64 cancellation or absorption rounds the exact value (the
+adaptive precision of `ground_truth` rose to the same level on most samples of an e-graph, at three times the
+cost). Equivalent nodes share their class's exact value: that is what makes local error a price per node, so
+every extractor (tree, greedy DAG, ILP) minimizes it unchanged.
 
 Left at 0 error (`LocalErrors.skipped` says why, per primitive): nodes whose primitive has no high-precision
 rule or no NumPy result (control flow, multi-result primitives, complex values, nodes inside loop bodies), or
@@ -67,6 +69,7 @@ class Step:
     eqn: Eqn
     operands: tuple
     result: object
+    reference: bool = True  # may give its result its exact value before the other steps (`_exact_values`)
 
 
 @dataclass
@@ -127,11 +130,17 @@ def _rounded_values(steps: Sequence[Step], leaves: dict, args) -> dict:
 
 def _exact_values(steps: Sequence[Step], leaves: dict, args, dps: int) -> dict:
     """key -> ((numbers, exact, bad), aval) at `dps` digits, each key by its first step whose operands have
-    values (passes over the steps until none adds a value)."""
+    values (passes over the steps until none adds a value), the `reference` steps to the end first."""
     interp = hp.Interpreter(dps, domain=False)
     values = {}
     for key, (make, aval) in leaves.items():
         values[key] = (exact_input(make(args), aval.dtype, dps), aval)
+    for phase in ([s for s in steps if s.reference], steps):
+        _fill(interp, phase, values)
+    return values
+
+
+def _fill(interp, steps: Sequence[Step], values: dict) -> None:
     progress = True
     while progress:
         progress = False
@@ -145,7 +154,6 @@ def _exact_values(steps: Sequence[Step], leaves: dict, args, dps: int) -> dict:
                 continue
             values[step.result] = (got, step.eqn.outvars[0].aval)
             progress = True
-    return values
 
 
 _ONE_EQUATION: dict[int, ClosedJaxpr] = {}
@@ -194,7 +202,15 @@ def view_steps(view, avals: dict, enc) -> tuple[list[Step | None], dict]:
                 eqn = Eqn(node_primitive(node), [Var(a) for a in in_avals], [Var(avals[cls])],
                           node_params(node, in_avals, enc))
                 steps[-1] = Step(eqn, tuple(operands), cls)
-    return steps, leaves
+    from_input = set(leaves) | {c for c in view.classes if _holds_an_input_equation(c)}
+    return [s if s is None else Step(s.eqn, s.operands, s.result, set(s.operands) <= from_input) for s in steps], \
+        leaves
+
+
+def _holds_an_input_equation(cls: str) -> bool:
+    """Whether e-class `cls` holds an equation of the input program: `rewrites.serialize` names it
+    `<sort>-e<k>-<digest>`."""
+    return cls.split("-")[1].startswith("e")
 
 
 def program_steps(closed: ClosedJaxpr) -> tuple[list[Step], dict, list[ShapedArray]]:
