@@ -5,7 +5,8 @@ float32.
     .venv/bin/python papers/accuracy/run.py            # results/accuracy.md, accuracy.json, one figure per dtype
 
 Each row is a formula PyTensor's stability rewrites target (pytensor/tensor/rewriting/math.py: log1p/expm1,
-log1mexp, sigmoid and softplus forms, logaddexp, erf/erfc complements); its PyTensor column is the form those
+log1mexp, sigmoid and softplus forms, logaddexp, logsumexp, log-softmax, erf/erfc complements; the last two over a
+vector of 4); its PyTensor column is the form those
 rewrites produce, written by hand with PyTensor's own definitions (its softplus is piecewise in x). Errors are
 `rewrites.accuracy.measure_accuracy`'s: bits of error per element (0 = correctly rounded, 64 = nothing right
 for float64) on its seeded samples (finite values across the whole range, then ±0, ±inf, nan, subnormals and
@@ -46,24 +47,42 @@ def pytensor_log1mexp(x):
     return lax.select_n(x < math.log(0.5), log(-expm1(x)), log1p(-exp(x)))
 
 
-# (name, naive form, PyTensor's form, operands)
+def pytensor_max_shift(x):
+    """PyTensor's logsumexp shift: max(x), or 0 where it is infinite."""
+    m = jnp.max(x)
+    return lax.select_n(jnp.isinf(m), m, jnp.zeros_like(m))
+
+
+def pytensor_logsumexp(x):
+    m = pytensor_max_shift(x)
+    return m + log(jnp.sum(exp(x - m)))
+
+
+def pytensor_log_softmax(x):
+    shifted = x - pytensor_max_shift(x)
+    return shifted - log(jnp.sum(exp(shifted)))
+
+
+# (name, naive form, PyTensor's form, operand shapes)
 ROWS = [
-    ("log(1-x)", lambda x: log(1.0 - x), lambda x: log1p(-x), 1),
-    ("1-exp(x)", lambda x: 1.0 - exp(x), lambda x: -expm1(x), 1),
-    ("log(1-exp(x))", lambda x: log(1.0 - exp(x)), pytensor_log1mexp, 1),
-    ("1-sigmoid(x)", lambda x: 1.0 - logistic(x), lambda x: logistic(-x), 1),
-    ("1/(1+exp(x))", lambda x: 1.0 / (1.0 + exp(x)), lambda x: logistic(-x), 1),
-    ("log(1+exp(x))", lambda x: log(1.0 + exp(x)), pytensor_softplus, 1),
-    ("log(sigmoid(x))", lambda x: log(logistic(x)), lambda x: -pytensor_softplus(-x), 1),
+    ("log(1-x)", lambda x: log(1.0 - x), lambda x: log1p(-x), [()]),
+    ("1-exp(x)", lambda x: 1.0 - exp(x), lambda x: -expm1(x), [()]),
+    ("log(1-exp(x))", lambda x: log(1.0 - exp(x)), pytensor_log1mexp, [()]),
+    ("1-sigmoid(x)", lambda x: 1.0 - logistic(x), lambda x: logistic(-x), [()]),
+    ("1/(1+exp(x))", lambda x: 1.0 / (1.0 + exp(x)), lambda x: logistic(-x), [()]),
+    ("log(1+exp(x))", lambda x: log(1.0 + exp(x)), pytensor_softplus, [()]),
+    ("log(sigmoid(x))", lambda x: log(logistic(x)), lambda x: -pytensor_softplus(-x), [()]),
     ("log(exp(x)+exp(y))", lambda x, y: log(exp(x) + exp(y)),
-     lambda x, y: jnp.maximum(x, y) + log1p(exp(-jnp.abs(x - y))), 2),
-    ("1-erf(x)", lambda x: 1.0 - lax.erf(x), lax.erfc, 1),
-    ("1-erfc(x)", lambda x: 1.0 - lax.erfc(x), lax.erf, 1),
+     lambda x, y: jnp.maximum(x, y) + log1p(exp(-jnp.abs(x - y))), [(), ()]),
+    ("log(sum(exp(x)))", lambda x: log(jnp.sum(exp(x))), pytensor_logsumexp, [(4,)]),
+    ("log(softmax(x))", lambda x: log(exp(x) / jnp.sum(exp(x))), pytensor_log_softmax, [(4,)]),
+    ("1-erf(x)", lambda x: 1.0 - lax.erf(x), lax.erfc, [()]),
+    ("1-erfc(x)", lambda x: 1.0 - lax.erfc(x), lax.erf, [()]),
 ]
 
 
-def measure_row(name: str, naive, pytensor, n: int, dtype) -> dict:
-    avals = [ShapedArray((), dtype)] * n
+def measure_row(name: str, naive, pytensor, shapes: list, dtype) -> dict:
+    avals = [ShapedArray(shape, dtype) for shape in shapes]
     program = make_jaxpr(naive)(*avals)
     forms = {"naive": program, "PyTensor": make_jaxpr(pytensor)(*avals)}
     for cost in ("flops", "flops+accuracy"):
@@ -109,8 +128,8 @@ def figure(rows: list[dict], dtype: str, path: Path) -> None:
 
 
 def main() -> None:
-    rows = [measure_row(name, naive, pytensor, n, dtype) for dtype in (float64, float32)
-            for name, naive, pytensor, n in ROWS]
+    rows = [measure_row(name, naive, pytensor, shapes, dtype) for dtype in (float64, float32)
+            for name, naive, pytensor, shapes in ROWS]
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "accuracy.json").write_text(json.dumps(rows, indent=1) + "\n")

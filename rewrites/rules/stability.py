@@ -5,21 +5,26 @@ extraction breaks as before.
 
 The forms are PyTensor's and the textbook ones: log1p/expm1 for log(1 - x) and 1 - exp(x), logistic(-x) for
 1 - logistic(x), softplus and log-sigmoid through max and log1p(exp(-|x|)), logaddexp through max, and the
-erf/erfc complements. Every rule is `real`: its sides agree on ±inf and nan inputs (each math comment says
-how), and they may differ by roundings: that difference is what the accuracy cost measures.
+erf/erfc complements, logsumexp over every axis. Every rule but one is `real`: its sides agree on ±inf and nan
+inputs (each math comment says how), and they may differ by roundings: that difference is what the accuracy
+cost measures. `log-exp-div` (log-softmax's log(exp(x)/sum)) is `guarded` by y ≥ 0.
 """
 
 import math
 
-from egglog import eq
+from egglog import Vec, eq, i64, var
 
-from rewrites.rule import REAL, RuleBook
-from rewrites.rules.common import T, d, dtype_of, is_float, lit, x, y
+from rewrites.analyses.values import nonneg
+from rewrites.rule import GUARDED, REAL, RuleBook
+from rewrites.rules.common import T, d, dtype_of, is_float, lit, shape_of, sx, x, y
 from rewrites.terms import args_list
 
 R = RuleBook("stability")
 
 FLOAT_X = (eq(dtype_of(x)).to(d), is_float())
+
+
+axes = var("axes", Vec[i64])
 
 
 def _softplus(t):
@@ -52,6 +57,20 @@ R.rw("logaddexp", REAL, T.log(T.add(T.exp(x), T.exp(y))),
      *FLOAT_X, eq(dtype_of(y)).to(d),
      math="log(exp x + exp y) -> x == y ? x + log 2 : max(x, y) + log1p(exp(-|x-y|)) (x = y = ±inf: ±inf "
           "on both sides, where |x - y| would be nan; nan in x or y: nan, max propagating it)")
+
+# --- logsumexp and log-softmax, over every axis ---------------------------------------------------------------
+_M = T.reduce_max(x, axes)
+_SHIFT = T.select_n(args_list([T.is_finite(_M), lit(0.0), _M]))  # 0 where the max is ±inf or nan
+R.rw("logsumexp", REAL, T.log(T.reduce_sum(T.exp(x), axes)),
+     T.add(_SHIFT, T.log1p(T.sub(T.reduce_sum(T.exp(T.sub(x, T.broadcast_in_dim(_SHIFT, sx, Vec[i64].empty()))), axes),
+                                 lit(1.0)))),
+     *FLOAT_X, eq(shape_of(x)).to(sx), eq(axes).to(sx.length().range()),
+     math="log(sum(exp x)) -> m + log1p(sum(exp(x - m)) - 1), m = max x where finite, else 0 (the sum is >= 1, "
+          "and log1p keeps the rule from matching its own result; all -inf: -inf on both sides; an inf: inf; a "
+          "nan: nan; exp overflows nowhere when max x is finite)")
+R.rw("log-exp-div", GUARDED, T.log(T.div(T.exp(x), y)), T.sub(x, T.log(y)), *FLOAT_X, nonneg(y),
+     math="log(exp(x)/y) -> x - log y for y >= 0 (y = 0: inf on both sides, nan at x = -inf; y = inf: -inf, "
+          "nan at x = inf; y < 0 would give log(-0) = -inf against nan at x = -inf)")
 
 # --- erf and erfc -----------------------------------------------------------------------------------------
 R.rw("one-minus-erf", REAL, T.sub(lit(1.0), T.erf(x)), T.erfc(x), *FLOAT_X,

@@ -19,6 +19,12 @@ def softplus(x):
     return jnp.maximum(x, 0.0) + jnp.log1p(exp(-jnp.abs(x)))
 
 
+def logsumexp(x):
+    m = jnp.max(x)
+    shift = lax.select_n(lax.is_finite(m), 0.0, m)
+    return shift + jnp.log1p(jnp.sum(exp(x - lax.broadcast_in_dim(shift, x.shape, ()))) - 1.0)
+
+
 def logaddexp(x, y):
     return lax.select_n(lax.eq(x, y), jnp.maximum(x, y) + jnp.log1p(exp(-jnp.abs(x - y))), x + math.log(2.0))
 
@@ -32,6 +38,9 @@ PROVES = [
     ("softplus-stable", lambda x: jnp.log1p(exp(x)), softplus, (F64,), "default"),
     ("log-logistic", lambda x: log(logistic(x)), lambda x: -softplus(-x), (F64,), "default"),
     ("logaddexp", lambda x, y: log(exp(x) + exp(y)), logaddexp, F2, "default"),
+    ("logsumexp", lambda x: log(jnp.sum(exp(x))), logsumexp, (F64,), "default"),
+    ("log-exp-div", lambda x: log(exp(x) / jnp.sum(exp(x))), lambda x: x - log(jnp.sum(exp(x))), (F64,),
+     "default"),
     ("one-minus-erf", lambda x: 1.0 - lax.erf(x), lax.erfc, (F64,), "default"),
     ("one-minus-erfc", lambda x: 1.0 - lax.erfc(x), lax.erf, (F64,), "default"),
 ]
@@ -40,6 +49,7 @@ PROVES = [
 NOT_PROVES = [
     ("log(1+x) is not log1p(-x)", lambda x: log(1.0 + x), lambda x: jnp.log1p(-x), (F64,), "fast"),
     ("1-logistic(x) is not logistic(x)", lambda x: 1.0 - logistic(x), logistic, (F64,), "fast"),
+    ("log(exp(x)/y) needs y >= 0", lambda x, y: log(exp(x) / y), lambda x, y: x - log(y), F2, "default"),
 ]
 
 test_proves, test_not_proves = table_tests(PROVES, NOT_PROVES)
