@@ -17,7 +17,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,16 +53,15 @@ _bases = threading.local()
 @dataclass
 class Prepared:
     """An EGraph with the term language declared and rules registered, reused across programs through
-    push/pop (registering ~150 rules costs far more than a small program's saturation).
+    push/pop (registering a rule costs ~1 ms, far more than a small program's saturation).
 
-    There is one per thread, rule list and prelude. It holds the egglog rules that the programs run so far
-    can fire (`rewrites.liveness`), those of the analyses, of the rule list and of the prelude, each group in
-    its list's order; a program that can fire more gets a new one holding both, and from the `_MISSES`-th
-    such program on, one holding every rule of the lists (a process optimizing many programs then registers
-    the rules a few times, not once per new primitive). A program with another prelude (or none) uses it
-    too while it holds every rule the program can fire: registered rules a program cannot fire never match
-    it, so which ones an e-graph holds changes no result, only the time spent.
-    Programs that can fire far fewer rules than it holds get e-graphs of their own (`_dedicated`).
+    Each thread keeps a pool of them (`prepared`): a program runs in the smallest pooled e-graph holding every
+    egglog rule that can fire on it (`rewrites.liveness`) if that e-graph holds at most `_RATIO` times as many;
+    else an e-graph of its rule list and prelude grows to hold them too, if it then holds at most `_RATIO` times
+    as many; else it gets a new e-graph of just those. The rules a program cannot fire never match it, so which
+    e-graph it runs in changes no result, only the time: push and pop copy the whole e-graph with its rules
+    (~30 µs per registered rule each way), which made an e-graph holding every rule cost small programs more in
+    copies than in saturation.
 
     Each egglog rule is registered in a ruleset of its own, and a program's schedule runs only the rules that
     can fire on it: `push(live)` defines each group's ruleset (`analysis`, `ordinary`, `explosive`, `prelude`:
@@ -80,7 +79,8 @@ class Prepared:
     groups: dict[str, list[tuple[int, str]]]  # a group's egglog name -> its rules: (id, their ruleset's name)
     eggs: dict[int, Any]  # the registered egglog rules, by id
     by_decl: dict
-    misses: int = 0  # how many programs could fire rules the e-graphs before it did not hold
+    key: tuple = ()  # the ids of its rule list and prelude
+    depth: int = 0  # how many programs it holds now (nested derivations push it again)
     commands: dict = field(default_factory=dict)  # schedule key -> its egglog command
     by_egg_name: dict[str, str] = field(default_factory=dict)  # egglog's rule name -> the rule's name
     live: Collection[int] | None = None  # the ids of the rules the current program's schedules run (None: all)
@@ -120,6 +120,7 @@ class Prepared:
     def push(self, live: Collection[int] | None = None) -> None:
         """A scope for one program whose schedules run the rules of ids `live` (None: every rule)."""
         self.egraph.push()
+        self.depth += 1
         self.live = live
         commands = [bindings.UnstableCombinedRuleset(span(), group, [name for i, name in members
                                                                     if live is None or i in live])
@@ -128,6 +129,7 @@ class Prepared:
 
     def pop(self) -> None:
         self.egraph.pop()
+        self.depth -= 1
 
 
 def _registered(ruleset_ident) -> None:
@@ -138,86 +140,74 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (),
              symbols: set[str] | None = None) -> tuple[Prepared, Collection[int] | None]:
     """A prepared e-graph for `rules` and `prelude`, and the ids of the rules a program's schedules run (None:
     all): holding every egglog rule of them and of the analyses, or with `symbols` (those of the terms a program
-    loads) at least every one that can fire on them, which are the ones it runs."""
-    cache = getattr(_bases, "cache", None)
-    if cache is None:
-        cache = _bases.cache = {}
+    loads) at least every one that can fire on them, which are the ones it runs. `Prepared` says which."""
+    pool = getattr(_bases, "pool", None)
+    if pool is None:
+        pool = _bases.pool = OrderedDict()  # id -> Prepared, least recently used first
     groups = (analysis_rules(), rules, prelude)
     if symbols is None:
         needed = {id(e): e for group in groups for r in group for e in r.egg}
     else:
         needed = live_eggs(groups, symbols)
     key = (tuple(id(r) for r in rules), tuple(id(r) for r in prelude))
-    holding = [p for k, p in cache.items() if k[0] == key[0] and needed.keys() <= p.eggs.keys()]
     live = None if symbols is None else needed.keys()
-    if holding:
-        best = min(holding, key=lambda p: len(p.eggs))
-        if len(best.eggs) <= _DEDICATED_RATIO * len(needed):
-            return best, live
-        return _dedicated(rules, prelude, key, needed, best), live
-    hit = cache.get(key)
-    eggs = {**(hit.eggs if hit is not None else {}), **needed}
-    misses = hit.misses + 1 if hit is not None else 0
-    if misses >= _MISSES:
-        eggs.update((id(e), e) for group in groups for r in group for e in r.egg)
-    cache[key] = _register(rules, prelude, eggs, misses)
-    return cache[key], live
+    bound = _RATIO * len(needed)
+    holding = [p for p in pool.values() if p.key[0] == key[0] and needed.keys() <= p.eggs.keys()]
+    best = min(holding, key=lambda p: len(p.eggs), default=None)
+    if best is None or len(best.eggs) > bound:
+        growable = [p for p in pool.values() if p.key == key and p.depth == 0]
+        best = min(growable, key=lambda p: len(p.eggs.keys() | needed.keys()), default=None)
+        if best is not None and len(best.eggs.keys() | needed.keys()) <= bound:
+            _grow(best, rules, prelude, needed)
+        else:
+            best = _register(rules, prelude, needed, key)
+            pool[id(best)] = best
+            if len(pool) > _POOL:
+                pool.popitem(last=False)
+    pool.move_to_end(id(best))
+    return best, live
 
 
-_MISSES = 2  # see `Prepared`
-_DEDICATED_RATIO, _DEDICATE_AT, _DEDICATED = 2, 3, 32  # see `_dedicated`
+_RATIO, _POOL = 2, 24  # see `Prepared`
 
 
-def _dedicated(rules: list[Rule], prelude: Sequence[Rule], key: tuple, needed: dict[int, Any],
-               shared: Prepared) -> Prepared:
-    """The e-graph for a program whose live rules are under 1/`_DEDICATED_RATIO` of the shared e-graph's.
-
-    Each program's push and pop clone and drop the e-graph with its rules (egglog's `push` copies the
-    whole EGraph: ~30 µs per registered rule each way, and more once its tables and indexes hold data), so
-    a small program in an e-graph holding every rule pays more for the copies than for its saturation.
-    From the `_DEDICATE_AT`-th program with the same live rules on, those rules get an e-graph of their
-    own (registering costs ~1 ms per rule, repaid within a few programs); the `_DEDICATED` most recently
-    used are kept."""
-    live = (key, frozenset(needed))
-    if getattr(_bases, "dedicated", None) is None:
-        _bases.dedicated, _bases.demand = OrderedDict(), Counter()
-    dedicated, demand = _bases.dedicated, _bases.demand
-    prep = dedicated.get(live)
-    if prep is not None:
-        dedicated.move_to_end(live)
-        return prep
-    demand[live] += 1
-    if demand[live] < _DEDICATE_AT:
-        return shared
-    if len(demand) > 64 * _DEDICATED:
-        demand.clear()
-    prep = dedicated[live] = _register(rules, prelude, needed, 0)
-    if len(dedicated) > _DEDICATED:
-        dedicated.popitem(last=False)
-    return prep
-
-
-def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], misses: int) -> Prepared:
-    """A new e-graph holding the egglog rules `eggs`, each group in its list's order."""
+def _members(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any]) -> dict[str, list]:
+    """The egglog rules of `eggs` by group, each group in its list's order."""
     def chosen(rule_list, keep=lambda r: True) -> list:
         return [e for r in rule_list if keep(r) and r.built is not None for e in r.built if id(e) in eggs]
 
-    tag = next(_ruleset_ids)
+    return {"analysis": chosen(analysis_rules()), "rules": chosen(rules, lambda r: not r.explosive),
+            "explosive": chosen(rules, lambda r: r.explosive), "prelude": chosen(prelude)}
+
+
+def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], key: tuple) -> Prepared:
+    """A new e-graph holding the egglog rules `eggs`, each group in its list's order."""
     egraph = EGraph()
     declare_terms(egraph)
-    members = {"analysis": chosen(analysis_rules()), "rules": chosen(rules, lambda r: not r.explosive),
-               "explosive": chosen(rules, lambda r: r.explosive), "prelude": chosen(prelude)}
-    own = {id(e): ruleset(e, name=f"rule-{tag}-{k}") for k, e in enumerate(e for m in members.values() for e in m)}
-    placeholders = {group: ruleset(name=f"{group}-{tag}") for group in members}
-    groups = {str(placeholders[group].__egg_ident__): [(id(e), str(own[id(e)].__egg_ident__)) for e in m]
-              for group, m in members.items()}
-    prep = Prepared(
-        egraph, list(rules), *placeholders.values(), groups,
-        eggs, {e.decl: r.name for r in (*rules, *prelude) if r.built is not None for e in r.built if id(e) in eggs},
-        misses)
-    if own:
-        egraph.run(seq(*(run(r) for r in own.values())))  # registers
+    placeholders = {group: ruleset(name=f"{group}-{next(_ruleset_ids)}") for group in _members(rules, (), {})}
+    prep = Prepared(egraph, list(rules), *placeholders.values(), {str(p.__egg_ident__): [] for p in
+                                                                   placeholders.values()}, {}, {}, key)
+    _grow(prep, rules, prelude, eggs)
     return prep
+
+
+def _grow(prep: Prepared, rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any]) -> None:
+    """Register the rules of `eggs` that `prep` does not hold yet (between programs: registering inside a
+    program's scope would be popped with it), keeping each group in its list's order."""
+    new = {i: e for i, e in eggs.items() if i not in prep.eggs}
+    if not new:
+        return
+    tag = next(_ruleset_ids)
+    own = {i: ruleset(e, name=f"rule-{tag}-{k}") for k, (i, e) in enumerate(new.items())}
+    names = {i: name for members in prep.groups.values() for i, name in members}
+    names.update((i, str(r.__egg_ident__)) for i, r in own.items())
+    prep.eggs = {**prep.eggs, **new}
+    for group, members in zip(prep.groups, _members(rules, prelude, prep.eggs).values(), strict=True):
+        prep.groups[group] = [(id(e), names[id(e)]) for e in members]
+    prep.by_decl.update((e.decl, r.name) for r in (*rules, *prelude) if r.built is not None for e in r.built
+                        if id(e) in new)
+    prep.by_egg_name = {}  # egglog's rule names, read again at the next run
+    prep.egraph.run(seq(*(run(r) for r in own.values())))  # registers
 
 
 @contextmanager

@@ -2,7 +2,13 @@
 
     strict    exact rules only: results are bit-identical
     default   exact + real + guarded
+    accurate  default + the numerically stable forms (category `stability`), for an accuracy-aware cost
     fast      every rule, unsafe ones included
+
+The `stability` rules (rewrites/rules/stability.py) are `real`, but only `accurate` and `fast` take them: they
+put the accurate form of a formula beside the naive one, which only a cost that prices error prefers; under
+`flops` a complement such as 1 - logistic(x) -> logistic(-x) is a tie where logistic(x) is needed anyway, and
+the greedy extractor, blind to that sharing, broke it the costly way in silu's derivatives (one more logistic).
 
 A rule spec is a set name, optionally followed by `,+NAME` / `,-NAME` items that add or remove single
 rules (`default,-mul-comm`) and `,+FILE.rules` items that add the rules of a text rule file
@@ -20,9 +26,11 @@ from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, Rule, RuleError, check_r
 RULE_SETS: dict[str, frozenset[str]] = {
     "strict": frozenset({EXACT}),
     "default": frozenset({EXACT, REAL, GUARDED}),
+    "accurate": frozenset({EXACT, REAL, GUARDED}),
     "fast": frozenset({EXACT, REAL, GUARDED, UNSAFE}),
     "none": frozenset(),
 }
+OPT_IN_CATEGORIES: dict[str, frozenset[str]] = {"stability": frozenset({"accurate", "fast"})}  # category -> sets
 
 
 @cache
@@ -43,7 +51,8 @@ def analysis_rules() -> tuple[Rule, ...]:
 def rules_in_set(name: str) -> list[Rule]:
     if name not in RULE_SETS:
         raise RuleError(f"unknown rule set {name!r}; choose from {', '.join(RULE_SETS)}")
-    return [r for r in all_rules() if r.soundness in RULE_SETS[name]]
+    return [r for r in all_rules() if r.soundness in RULE_SETS[name]
+            and name in OPT_IN_CATEGORIES.get(r.category, RULE_SETS)]
 
 
 @cache

@@ -87,7 +87,7 @@ def measure_row(name: str, naive, pytensor, shapes: list, dtype) -> dict:
     forms = {"naive": program, "PyTensor": make_jaxpr(pytensor)(*avals)}
     for cost in ("flops", "flops+accuracy"):
         start = time.perf_counter()
-        forms[f"eqjax {cost}"], _ = optimize(program, cost=cost)
+        forms[f"eqjax {cost}"], _ = optimize(program, rules="accurate", cost=cost)
         print(f"  {name} {dtype.name} {cost}: {time.perf_counter() - start:.2f} s")
     row = {"name": name, "dtype": dtype.name, "forms": {}}
     for column, form in forms.items():
