@@ -53,6 +53,7 @@ import sys
 from pathlib import Path
 
 from eval.oracle import DEFAULT_ORACLE
+from eval.study import StudyInterrupted
 from ir.errors import EqjaxError, clipped
 from rewrites.options import DEFAULT_OPTIONS, Options
 from transforms import cli_options
@@ -60,6 +61,8 @@ from transforms.cli_explain import add_explain_parser
 from transforms.cli_options import UsageError
 from transforms.cli_primitives import add_primitives_parser
 from transforms.cli_show import add_show_parser
+from transforms.cli_study import add_study_args, run_tasks
+from transforms.cli_sweep import add_sweep_parser
 
 
 def _read_text(path: str) -> str:
@@ -308,13 +311,13 @@ def _read_rule_text(path: str) -> str:
         raise RuleSyntaxError("the file is not valid UTF-8", path, e.line, e.column, "UTF-8 text") from None
 
 
-def _pattern_rules(args) -> list:
-    """The rules `rules verify` checks: a file's (--load), else built-in ones, named or all."""
+def _pattern_rules(args, text: str | None = None) -> list:
+    """The rules `rules verify` checks: a file's (--load, its `text`), else built-in ones, named or all."""
     from rewrites.ruledump import dump_rule
     from rewrites.ruletext import parse_rules
 
     if args.load:
-        patterns = parse_rules(_read_rule_text(args.load), args.load)
+        patterns = parse_rules(text if text is not None else _read_rule_text(args.load), args.load)
     else:
         from rewrites.rulesets import all_rules
 
@@ -329,8 +332,6 @@ def _pattern_rules(args) -> list:
 
 def cmd_rules_verify(args) -> int:
     import time
-
-    from rewrites.verify import merge_verdicts, verify_rules
 
     start = time.perf_counter()
     prove = args.prove_timeout if args.prove else None
@@ -353,7 +354,7 @@ def cmd_rules_verify(args) -> int:
 
         verdicts = verify_batching_rules(names=args.names)
     else:
-        verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget, prove=prove))
+        verdicts = _verify_algebra(args, prove)
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=1))
@@ -378,19 +379,44 @@ def cmd_rules_verify(args) -> int:
     return 1 if any(v.verdict in ("misclassified", "unsound") for v in verdicts) else 0
 
 
+def _verify_algebra(args, prove: float | None) -> list:
+    """One study task per rule name (`rewrites.verify.study`), on the executor the study flags choose."""
+    from rewrites.verify.study import verdict_of, verify_tasks
+
+    text = _read_rule_text(args.load) if args.load else None
+    patterns = _pattern_rules(args, text)
+    declared = {p.name: p.soundness for p in patterns}
+    tasks = verify_tasks(patterns, args.budget, prove, text, args.load)
+    study = run_tasks(args, tasks, "rules verified")
+    return [verdict_of(r, declared[r["args"]["name"]]) for r in study.records]
+
+
 def cmd_rules_effect(args) -> int:
-    from rewrites.effect import add_verdicts, corpus, format_effects, rule_effect
-    from rewrites.rulecompile import load_rules
+    """One study: a task per program (its optimization with and without each rule), a task per rule (its
+    verdict); their sums make the table."""
+    from eval.study.programs import program_specs
+    from rewrites.effect import effect_tasks, format_effects, set_verdicts, sum_effects
+    from rewrites.rulecompile import rules_from_text
     from rewrites.ruletext import parse_rules
+    from rewrites.verify.study import verdict_of, verify_tasks
 
     cli_options.check_rules(args.base, "--base")
     cli_options.check_cost(args.cost)
     if not args.programs:
         cli_options.require_oracle(DEFAULT_ORACLE, "name the programs: --programs FILE|DIR")
-    rules = load_rules(args.file)
-    programs = corpus(args.programs)
-    effects, skipped = rule_effect(rules, programs, base=args.base, cost=args.cost)
-    add_verdicts(effects, parse_rules(_read_rule_text(args.file), args.file), budget=args.budget)
+    text = _read_rule_text(args.file)
+    rules = rules_from_text(text, args.file)
+    patterns = parse_rules(text, args.file)
+    programs = program_specs(args.programs)
+    tasks = effect_tasks(programs, text, args.file, args.base, args.cost)
+    tasks += verify_tasks(patterns, args.budget, None, text, args.file)
+    records = run_tasks(args, tasks, "programs and rules").records
+    outcomes = [(r["args"]["program"]["name"], r["result"] if r["error"] is None else
+                 {"skipped": f"the task failed: {r['error']['type']}: {r['error']['message']}"})
+                for r in records if "program" in r["args"]]
+    effects, skipped = sum_effects([r.name for r in rules], outcomes)
+    declared = {p.name: p.soundness for p in patterns}
+    set_verdicts(effects, [verdict_of(r, declared[r["args"]["name"]]) for r in records if "program" not in r["args"]])
     if args.json:
         print(json.dumps({"rules": [e.as_dict() for e in effects], "programs": len(programs),
                           "skipped": [{"program": n, "reason": why} for n, why in skipped]}, indent=1))
@@ -693,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "the rule misclassified")
     rv.add_argument("--prove-timeout", type=float, default=10.0, metavar="S",
                     help="seconds z3 may take per rule and dtype (default 10)")
+    add_study_args(rv)
     rv.set_defaults(func=cmd_rules_verify)
     re_ = r_sub.add_parser("effect", help="how often each rule of a file fires over a set of programs, and "
                            "the cost of the extracted programs with and without it")
@@ -704,6 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--budget", type=int, default=100, help="hypothesis examples per rule and dtype for the "
                      "verdict column, the check of `rules verify` (default 100)")
     re_.add_argument("--json", action="store_true")
+    add_study_args(re_)
     re_.set_defaults(func=cmd_rules_effect)
     rs = r_sub.add_parser("semantics", help="random programs and every fixture optimized under each rule set and "
                           "compared with the original by the set's promise; differences blamed on rules")
@@ -764,6 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_show_parser(sub)  # eqjax show: pictures (transforms/cli_show.py)
     add_explain_parser(sub)  # eqjax explain: derivations (transforms/cli_explain.py)
     add_primitives_parser(sub)  # eqjax primitives: the catalogue's coverage (transforms/cli_primitives.py)
+    add_sweep_parser(sub)  # eqjax sweep: programs x rule sets x costs x extractors (transforms/cli_sweep.py)
     return p
 
 
@@ -778,6 +807,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in getattr(args, "custom_rules", None) or []:
             runpy.run_path(path)
         return args.func(args)
+    except StudyInterrupted as e:  # Ctrl-C in a sweep: what finished is kept
+        print(f"eqjax {command}: {e}", file=sys.stderr)
+        return 130
     except UsageError as e:  # a value that names nothing: one line with the valid choices
         print(f"eqjax {command}: {clipped(str(e))}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.study.executors import InProcess
-from eval.study.task import Task, canonical_json, code_version
+from eval.study.task import Task, code_version
 
 TIMING_FIELDS = ("seconds",)  # what differs between two runs of the same sweep
 
@@ -92,7 +92,7 @@ def run_study(tasks: Sequence[Task], out: str | Path | None = None, executor=Non
             record = {"key": key, "function": task.function, "args": task.args, "code": code, **outcome}
             done[key] = record
             if sink is not None:
-                sink.write(canonical_json(record) + "\n")
+                sink.write(_line(record))
                 sink.flush()
             finished += 1
             progress.advance(record["error"] is not None)
@@ -124,8 +124,14 @@ def _open_sink(out: Path | None, previous: list[dict]):
 
 def _rewrite(out: Path, records: list[dict]) -> None:
     temporary = out.with_name(out.name + ".tmp")
-    temporary.write_text("".join(canonical_json(r) + "\n" for r in records), encoding="utf-8")
+    temporary.write_text("".join(map(_line, records)), encoding="utf-8")
     os.replace(temporary, out)
+
+
+def _line(record: dict) -> str:
+    """One line: the record's fields in the order they were made (key first), nested results as the task
+    function ordered them (the same on every executor: results pass through JSON in the worker)."""
+    return json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def without_timing(record: dict[str, Any]) -> dict[str, Any]:
