@@ -97,7 +97,7 @@ def call_task(function: str, args: dict[str, Any], code: str) -> dict[str, Any]:
         if code != code_version():
             raise TaskError(f"this worker runs eqjax code {code_version()}, the sweep was keyed by {code}: install "
                             "the same eqjax on every worker")
-        result = json.loads(canonical_json(resolve(function)(**args)))
+        result = json.loads(json.dumps(resolve(function)(**args), allow_nan=False))  # keeps the order of keys
         error = None
     except (KeyboardInterrupt, SystemExit):
         raise

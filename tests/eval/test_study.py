@@ -33,6 +33,7 @@ def test_every_executor_writes_the_same_file(tmp_path):
     assert _lines_without_timing(files["dask"]) == expected
     first = json.loads(files["inprocess"].read_text().splitlines()[0])
     assert first["result"] == {"x": 0, "square": 0, "pair": [0, 0]}  # through JSON: the tuple is a list
+    assert list(first["result"]) == ["x", "square", "pair"]  # in the task's order, not sorted
     assert first["args"] == {"x": 0, "fail_at": 4} and first["code"] == S.code_version()
 
 
