@@ -73,8 +73,9 @@ def _read_text(path: str) -> str:
 
 
 def cmd_conformance(args) -> int:
-    from eval.oracle import ALL_CHECKS, load_fixtures, run_conformance, summarize
+    from eval.oracle import ALL_CHECKS, load_fixtures, summarize
     from transforms.checks import register_checks
+    from transforms.conformance_study import conformance_tasks, outcomes_of
 
     register_checks()
 
@@ -88,13 +89,9 @@ def cmd_conformance(args) -> int:
     if not args.paths:
         cli_options.require_oracle(DEFAULT_ORACLE, "name fixture files or directories: eqjax conformance PATH...")
     cases = load_fixtures(args.paths or [DEFAULT_ORACLE], _families(args))
-    prepare = None
-    if args.optimize:
-        from rewrites.engine import optimize
-
-        def prepare(closed):
-            return optimize(closed, rules=args.rules)[0]
-    outcomes = run_conformance(cases, checks, prepare) + _checks_without_data(cases, checks)
+    custom = [(path, Path(path).read_text(encoding="utf-8")) for path in args.custom_rules or []]
+    tasks = conformance_tasks(cases, checks, args.rules if args.optimize else None, custom)
+    outcomes = outcomes_of(run_tasks(args, tasks, "cases checked").records) + _checks_without_data(cases, checks)
     table, counts = summarize(outcomes)
     if args.json:
         print(json.dumps({"summary": counts, "outcomes": [o.__dict__ for o in outcomes]}, indent=1))
@@ -652,6 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--optimize", action="store_true", help="run every program through the e-graph first")
     c.add_argument("--rules", default="default", help="rule set for --optimize (strict, default, fast)")
     _custom_rules_arg(c)
+    add_study_args(c)
     c.set_defaults(func=cmd_conformance)
 
     o = sub.add_parser("optimize", help="optimize a jaxpr text through the e-graph")
