@@ -342,14 +342,15 @@ def cmd_rules_verify(args) -> int:
         require_solver()
     if args.set in ("ad", "vmap"):
         cli_options.require_oracle(DEFAULT_ORACLE, f"--set {args.set} checks its rules on the oracle's equations")
-    if args.set == "ad":
-        from transforms.ad.verify import verify_jvp_rules, verify_vjp_rules
+    if args.set in ("ad", "vmap"):
+        from rewrites.verify import Verdict
+        from transforms.transform_verify_study import transform_verify_tasks
 
-        verdicts = [*verify_jvp_rules(names=args.names), *verify_vjp_rules(names=args.names)]
-    elif args.set == "vmap":
-        from transforms.batching.verify import verify_batching_rules
-
-        verdicts = verify_batching_rules(names=args.names)
+        study = run_tasks(args, transform_verify_tasks(args.set, args.names), f"{args.set} rules verified")
+        verdicts = [Verdict.from_dict(v, seconds=r["seconds"]) if r["error"] is None else
+                    Verdict(r["args"]["name"], "exact", "unknown", "-", "unknown", "unknown",
+                            reason=f"the verification task failed: {r['error']['type']}: {r['error']['message']}")
+                    for r in study.records for v in (r["result"] or [None])]
     else:
         verdicts = _verify_algebra(args, prove)
     seconds = time.perf_counter() - start
