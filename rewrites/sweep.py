@@ -5,10 +5,13 @@
     rows = combination_rows(study.records)   # one per rule set × cost × extractor, summed over the programs
 
 A task optimizes one program (carried as text, `eval.study.programs`) with one combination and returns the
-report's numbers: costs before and after, equations, e-graph size, iterations, stop reason, extraction status
-and the fingerprint of the optimized program. Wall time is the study record's `seconds`. A rule file named in
-a rule spec (`default,+my.rules`) is read by the worker, so it must be at the same path there; its SHA-256 is
-part of the task (a changed file is a new task) and a worker whose copy differs fails the task and says so.
+report's numbers: costs before and after, equations, e-graph size (term e-nodes and e-classes), iterations, stop
+reason, extraction status and the fingerprint of the optimized program. Not the report's table rows
+(`egraph_nodes`): they count what earlier programs left in the worker's engine, so they depend on which tasks
+that worker ran before (seen: 183 and 184 rows for one program). Wall time is the study record's `seconds`.
+A rule file named in a rule spec (`default,+my.rules`) is read by the worker, so it must be at the same path
+there; its SHA-256 is part of the task (a changed file is a new task) and a worker whose copy differs fails the
+task and says so.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def optimize_program(program: dict, rules: str, rule_files: dict[str, str], cost
     optimized, report = optimize(closed, rules=rules, cost=cost, extractor=extractor, limits=Limits(**limits))
     return {"cost_before": report.cost_before, "cost_after": report.cost_after, "eqns_before": report.eqns_before,
             "eqns_after": report.eqns_after, "enodes": report.enodes, "eclasses": report.eclasses,
-            "egraph_rows": report.egraph_nodes, "iterations": report.iterations, "stop_reason": report.stop_reason,
+            "iterations": report.iterations, "stop_reason": report.stop_reason,
             "extraction": report.extraction_status, "kept_input": report.kept_input,
             "fingerprint": fingerprint(optimized)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from eval.study import read_records
+from eval.study import read_records, without_timing
 from transforms.cli import main
 from transforms.cli_sweep import rule_specs
 
@@ -48,6 +48,16 @@ def test_sweep_prints_a_table_and_writes_json_lines(tmp_path, capsys):
     assert [(r["rules"], r["extractor"], r["programs"], r["failed"]) for r in rows] == [
         ("strict", "greedy_dag", 2, 0), ("fast", "greedy_dag", 2, 0)]
     assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == [r["key"] for r in records]
+
+
+def test_sweep_on_a_process_pool_writes_the_same_lines(tmp_path):
+    programs = _programs(tmp_path)
+    files = [tmp_path / "serial.jsonl", tmp_path / "pool.jsonl"]
+    for out, jobs in zip(files, ("1", "2"), strict=True):
+        assert main(["sweep", "--programs", programs, "--rules", "strict,fast", "--json-lines", str(out),
+                     "--jobs", jobs, "--json"]) == 0
+    serial, pool = ([without_timing(r) for r in read_records(f)] for f in files)
+    assert len(serial) == 4 and pool == serial
 
 
 def test_sweep_options_name_their_choices(tmp_path, capsys):
