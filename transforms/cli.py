@@ -61,7 +61,7 @@ from transforms.cli_explain import add_explain_parser
 from transforms.cli_options import UsageError
 from transforms.cli_primitives import add_primitives_parser
 from transforms.cli_show import add_show_parser
-from transforms.cli_study import add_study_args, run_tasks
+from transforms.cli_study import add_study_args, preparing, run_tasks
 from transforms.cli_sweep import add_sweep_parser
 
 
@@ -308,23 +308,23 @@ def _read_rule_text(path: str) -> str:
         raise RuleSyntaxError("the file is not valid UTF-8", path, e.line, e.column, "UTF-8 text") from None
 
 
-def _pattern_rules(args, text: str | None = None) -> list:
-    """The rules `rules verify` checks: a file's (--load, its `text`), else built-in ones, named or all."""
-    from rewrites.ruledump import dump_rule
-    from rewrites.ruletext import parse_rules
-
+def _rules_to_verify(args, text: str | None) -> dict[str, str]:
+    """{name: declared class} of the rules `rules verify` checks: a file's (--load, its `text`), else the built-in
+    ones (by name: the workers dump their patterns), named or all, in order."""
     if args.load:
-        patterns = parse_rules(text if text is not None else _read_rule_text(args.load), args.load)
+        from rewrites.ruletext import parse_rules
+
+        declared = {p.name: p.soundness for p in parse_rules(text, args.load)}
     else:
         from rewrites.rulesets import all_rules
 
-        patterns = [p for r in all_rules() for p in dump_rule(r)]
+        declared = {r.name: r.soundness for r in all_rules()}
     if args.names:
-        unknown = sorted(set(args.names) - {p.name for p in patterns})
+        unknown = sorted(set(args.names) - set(declared))
         if unknown:
             raise UsageError(f"no rule named {', '.join(unknown)} (`eqjax rules list` names them)")
-        patterns = [p for p in patterns if p.name in set(args.names)]
-    return patterns
+        declared = {name: soundness for name, soundness in declared.items() if name in set(args.names)}
+    return declared
 
 
 def cmd_rules_verify(args) -> int:
@@ -382,10 +382,9 @@ def _verify_algebra(args, prove: float | None) -> list:
     from rewrites.verify.study import verdict_of, verify_tasks
 
     text = _read_rule_text(args.load) if args.load else None
-    patterns = _pattern_rules(args, text)
-    declared = {p.name: p.soundness for p in patterns}
-    tasks = verify_tasks(patterns, args.budget, prove, text, args.load)
-    study = run_tasks(args, tasks, "rules verified")
+    with preparing(args, "collecting the rules"):
+        declared = _rules_to_verify(args, text)
+    study = run_tasks(args, verify_tasks(list(declared), args.budget, prove, text, args.load), "rules verified")
     return [verdict_of(r, declared[r["args"]["name"]]) for r in study.records]
 
 
@@ -407,7 +406,7 @@ def cmd_rules_effect(args) -> int:
     patterns = parse_rules(text, args.file)
     programs = program_specs(args.programs)
     tasks = effect_tasks(programs, text, args.file, args.base, args.cost)
-    tasks += verify_tasks(patterns, args.budget, None, text, args.file)
+    tasks += verify_tasks(list(dict.fromkeys(p.name for p in patterns)), args.budget, None, text, args.file)
     records = run_tasks(args, tasks, "programs and rules").records
     outcomes = [(r["args"]["program"]["name"], r["result"] if r["error"] is None else
                  {"skipped": f"the task failed: {r['error']['type']}: {r['error']['message']}"})

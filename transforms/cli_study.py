@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from contextlib import contextmanager
 
 from transforms.cli_options import UsageError
 
@@ -36,6 +38,18 @@ def _jobs(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be at least 0: {text!r}")
     return value or os.cpu_count() or 1
+
+
+@contextmanager
+def preparing(args, what: str):
+    """A spinner on stderr (a terminal, not --quiet) while the tasks are made, so a sweep shows life at once."""
+    if args.quiet or not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(what):
+        yield
 
 
 def run_tasks(args, tasks, label: str = "tasks"):

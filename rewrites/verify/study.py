@@ -1,6 +1,6 @@
 """`rules verify` as a sweep (`eval.study`): one task per rule name, run wherever the executor puts it.
 
-    verify_tasks(patterns, budget=1000, prove=None, text=None, file=None) -> list[Task]
+    verify_tasks(names, budget=1000, prove=None, text=None, file=None) -> list[Task]
     verdict_of(record, declared) -> Verdict        # a finished task's verdict, also when the task failed
 
 A built-in rule is named (the worker dumps its patterns from its own rule tables); a rule of a text file
@@ -20,12 +20,10 @@ from rewrites.verify.classify import Verdict, merge_verdicts, verify_rules
 MODULE = "rewrites.verify.study"
 
 
-def verify_tasks(patterns: Sequence[PatternRule], budget: int, prove: float | None = None, text: str | None = None,
+def verify_tasks(names: Sequence[str], budget: int, prove: float | None = None, text: str | None = None,
                  file: str | None = None) -> list[Task]:
-    """One task per rule name of `patterns`, in their order: built-in rules by name, or (`text` given) the rules
-    of that rule file's text."""
+    """One task per rule name, in order: built-in rules, or (`text` given) rules of that rule file's text."""
     settings = {"budget": budget, "prove": prove}
-    names = list(dict.fromkeys(p.name for p in patterns))
     if text is None:
         return [Task(f"{MODULE}:verify_builtin_rule", {"name": n, **settings}) for n in names]
     return [Task(f"{MODULE}:verify_text_rule", {"name": n, "text": text, "file": file or "<text>", **settings})
