@@ -87,7 +87,8 @@ def run_study(tasks: Sequence[Task], out: str | Path | None = None, executor=Non
     progress = _Progress(len(unique), reused, label, quiet)
     finished = reused
     try:
-        for position, outcome in executor.run([(task.function, task.args, code) for _, task in todo]):
+        calls = [(task.function, task.args, code) for _, task in todo]
+        for position, outcome in executor.run(calls) if calls else ():  # nothing to do: no pool, no cluster
             key, task = todo[position]
             record = {"key": key, "function": task.function, "args": task.args, "code": code, **outcome}
             done[key] = record

@@ -45,8 +45,20 @@ def test_a_failing_task_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert failure["error"]["type"] == "ValueError" and failure["error"]["message"] == "no square of 4 today"
     assert "square_or_fail" in failure["error"]["traceback"]
     assert [r["result"]["square"] for r in study.records if r["error"] is None] == [0, 1, 4, 9, 25]
-    again = run_study(_sweep(), out, quiet=True)  # a recorded failure is a result: not run again
+    again = run_study(_sweep(), out, executor=_Refusing(), quiet=True)  # a recorded failure is a result too
     assert (again.ran, again.reused) == (0, 6)
+
+
+class _Refusing:
+    """An executor for a sweep with nothing left to run: starting it is a mistake."""
+
+    name = "refusing"
+
+    def run(self, calls):
+        raise AssertionError(f"asked to run {len(calls)} tasks of a finished sweep")
+
+    def close(self):
+        pass
 
 
 def test_an_interrupted_sweep_resumes_without_redoing_finished_tasks(tmp_path):
