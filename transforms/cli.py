@@ -35,13 +35,19 @@
     eqjax bench extraction [--data DIR] [--timeout S] [--json]
                                        eqjax's extractors beside extraction-gym's on its e-graphs (default: the
                                        bundled subset; DIR: a checkout's data/), rewrites/extract/gym_bench.py
+    eqjax sweep [--programs DIR|FILE] [--rules default,fast] [--cost flops,latency] [--extractor greedy_dag,ilp]
+                                       the optimizer over every combination: one table, and JSON lines
+                                       (transforms/cli_sweep.py)
+      (sweep, conformance, rules verify, rules effect: --jobs N, --scheduler local|tcp://host:8786,
+      --json-lines PATH, --resume, --quiet run their tasks as a study, eval/study/, transforms/cli_study.py)
     eqjax calibrate --backend numpy|xla [--out PATH] [--quick] [--primitives a,b] [--json]
                                        measure this machine's latency profile (rewrites/latency); writes it
                                        to the user cache directory, where LatencyModel.for_backend finds it
 
 User mistakes (malformed or ill-typed text, an unsupported primitive, an option value that names nothing:
 that line lists the valid choices, transforms/cli_options.py) print one line naming the problem and exit
-with status 2; conformance failures exit with status 1. The fixtures read by default (eval.oracle.DEFAULT_ORACLE)
+with status 2; conformance failures exit with status 1; Ctrl-C in a study keeps its finished tasks and exits
+with status 130. The fixtures read by default (eval.oracle.DEFAULT_ORACLE)
 are a checkout's tests/oracle/, or the copy an installed wheel carries.
 """
 
