@@ -11,9 +11,10 @@ a previous run finished, and shows progress.
 imports `rewrites` or `transforms`; the task functions of eqjax's studies live beside what they run.
 """
 
-from eval.study.executors import Dask, ExecutorUnavailable, InProcess, ProcessPool, executor_for
+from eval.study.executors import Dask, ExecutorUnavailable, InProcess, ProcessPool, WorkerDied, executor_for
 from eval.study.runner import Study, StudyInterrupted, read_records, run_study, without_timing
 from eval.study.task import Task, TaskError, call_task, code_version
 
 __all__ = ["Dask", "ExecutorUnavailable", "InProcess", "ProcessPool", "Study", "StudyInterrupted", "Task",
-           "TaskError", "call_task", "code_version", "executor_for", "read_records", "run_study", "without_timing"]
+           "TaskError", "WorkerDied", "call_task", "code_version", "executor_for", "read_records", "run_study",
+           "without_timing"]

@@ -7,6 +7,8 @@ in completion order; `close()` cancels what has not started. Workers build their
 are bound to their thread and cannot be pickled, so a task carries program text and settings, never e-graphs.
 
 The process pool starts its workers with `spawn` (a fresh interpreter, no inherited egglog state or threads).
+A task that kills its worker process ends a process-pool sweep (`WorkerDied`, the finished tasks are kept); on
+Dask, which retries such a task on other workers, it becomes a recorded failure (`KilledWorker`).
 Dask (`pip install 'eqjax[cluster]'`) is imported only here: `scheduler="local"` starts a `LocalCluster` of
 `jobs` single-threaded worker processes, `scheduler="tcp://host:8786"` connects to a running scheduler whose
 workers have the same eqjax installed (a worker with other code records every task as failed, naming both
@@ -26,6 +28,10 @@ Call = tuple[str, dict[str, Any], str]  # function path, args, code version
 
 class ExecutorUnavailable(EqjaxError):
     """An executor that cannot start here: Dask not installed, a scheduler that does not answer."""
+
+
+class WorkerDied(EqjaxError):
+    """A worker process of the pool died under a task: the pool cannot go on."""
 
 
 class InProcess:
@@ -50,13 +56,22 @@ class ProcessPool:
     def run(self, calls: Sequence[Call]) -> Iterator[tuple[int, dict]]:
         import multiprocessing
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
 
         self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
         pending = {self._pool.submit(call_task, *call): position for position, call in enumerate(calls)}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=pending.get):
-                yield pending.pop(future), future.result()
+                position = pending.pop(future)
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    raise WorkerDied(f"a worker process died (killed, out of memory, or a crash in native code) "
+                                     f"while running task {calls[position][0]} {calls[position][1]}; the finished "
+                                     "tasks are kept: run the rest again with --resume, or this one alone with "
+                                     "--jobs 1 to see the crash") from None
+                yield position, outcome
 
     def close(self) -> None:
         if self._pool is not None:
@@ -97,7 +112,12 @@ class Dask:
         self._futures = [client.submit(call_task, *call, pure=False) for call in calls]
         position = {future.key: i for i, future in enumerate(self._futures)}
         for future in as_completed(self._futures):
-            yield position[future.key], future.result()
+            try:
+                outcome = future.result()
+            except Exception as e:  # the worker died under this task as often as Dask retries (KilledWorker)
+                outcome = {"result": None, "error": {"type": type(e).__name__, "message": str(e), "traceback": ""},
+                           "seconds": 0.0}
+            yield position[future.key], outcome
             future.release()
 
     def close(self) -> None:

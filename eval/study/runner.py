@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,10 +70,8 @@ def read_records(path: str | Path) -> list[dict]:
 
 
 def run_study(tasks: Sequence[Task], out: str | Path | None = None, executor=None, resume: bool = True,
-              quiet: bool = False, label: str = "tasks",
-              on_record: Callable[[dict], None] | None = None) -> Study:
-    """Run `tasks` (duplicates run once) on `executor` (default in-process); see the module docstring.
-    `on_record` is called with each record as it is written."""
+              quiet: bool = False, label: str = "tasks") -> Study:
+    """Run `tasks` (duplicates run once) on `executor` (default in-process); see the module docstring."""
     start = time.perf_counter()
     executor = executor or InProcess()
     code = code_version()
@@ -97,8 +95,6 @@ def run_study(tasks: Sequence[Task], out: str | Path | None = None, executor=Non
                 sink.flush()
             finished += 1
             progress.advance(record["error"] is not None)
-            if on_record is not None:
-                on_record(record)
     except KeyboardInterrupt:
         raise StudyInterrupted(finished, len(unique), out) from None
     finally:

@@ -118,3 +118,12 @@ def test_tasks_that_cannot_run_say_why():
     assert missing["error"]["type"] == "TaskError" and "no task function" in missing["error"]["message"]
     other_code = S.call_task(f"{TASKS}:square", {"x": 1}, "0" * 16)
     assert "install the same eqjax on every worker" in other_code["error"]["message"]
+
+
+def test_a_worker_that_dies_ends_a_pool_sweep_and_keeps_what_finished(tmp_path):
+    out = tmp_path / "sweep.jsonl"
+    tasks = [Task(f"{TASKS}:square_or_die", {"x": x, "die_at": 0 if x == 0 else -1}) for x in range(4)]
+    with pytest.raises(S.WorkerDied, match="square_or_die.*--resume"):
+        run_study(tasks, out, executor=S.ProcessPool(2), quiet=True)
+    kept = S.read_records(out)
+    assert all(r["error"] is None and r["args"]["x"] != 0 for r in kept)
