@@ -68,8 +68,8 @@ class ProcessPool:
                     outcome = future.result()
                 except BrokenProcessPool:
                     raise WorkerDied(f"a worker process died (killed, out of memory, or a crash in native code) "
-                                     f"while running task {calls[position][0]} {calls[position][1]}; the finished "
-                                     "tasks are kept: run the rest again with --resume, or this one alone with "
+                                     f"under one of the {calls[position][0]} tasks running (the pool does not say "
+                                     "which); the finished tasks are kept: run the rest with --resume, or with "
                                      "--jobs 1 to see the crash") from None
                 yield position, outcome
 
