@@ -348,15 +348,7 @@ def cmd_rules_verify(args) -> int:
         require_solver()
     if args.set in ("ad", "vmap"):
         cli_options.require_oracle(DEFAULT_ORACLE, f"--set {args.set} checks its rules on the oracle's equations")
-    if args.set in ("ad", "vmap"):
-        from rewrites.verify import Verdict
-        from transforms.transform_verify_study import transform_verify_tasks
-
-        study = run_tasks(args, transform_verify_tasks(args.set, args.names), f"{args.set} rules verified")
-        verdicts = [Verdict.from_dict(v, seconds=r["seconds"]) if r["error"] is None else
-                    Verdict(r["args"]["name"], "exact", "unknown", "-", "unknown", "unknown",
-                            reason=f"the verification task failed: {r['error']['type']}: {r['error']['message']}")
-                    for r in study.records for v in (r["result"] or [None])]
+        verdicts = _verify_transforms(args)
     else:
         verdicts = _verify_algebra(args, prove)
     seconds = time.perf_counter() - start
@@ -381,6 +373,22 @@ def cmd_rules_verify(args) -> int:
                                                         ("proved", "refuted", "unconfirmed", "timeout", "unknown",
                                                          "not modelled") if proofs.count(k)))
     return 1 if any(v.verdict in ("misclassified", "unsound") for v in verdicts) else 0
+
+
+def _verify_transforms(args) -> list:
+    """One study task per JVP, VJP or batching verdict name (`transforms.transform_verify_study`)."""
+    from rewrites.verify import Verdict
+    from transforms.transform_verify_study import transform_verify_tasks
+
+    verdicts = []
+    for r in run_tasks(args, transform_verify_tasks(args.set, args.names), f"{args.set} rules verified").records:
+        if r["error"] is None:
+            verdicts += [Verdict.from_dict(v, seconds=r["seconds"]) for v in r["result"]]
+        else:
+            verdicts.append(Verdict(r["args"]["name"], "exact", "unknown", "-", "unknown", "unknown",
+                                    reason=f"the verification task failed: {r['error']['type']}: "
+                                           f"{r['error']['message']}"))
+    return verdicts
 
 
 def _verify_algebra(args, prove: float | None) -> list:
