@@ -88,3 +88,14 @@ def combination_rows(records: Sequence[dict]) -> list[dict]:
                      "enodes_max": enodes[-1] if enodes else None,
                      "stop_reasons": dict(sorted(Counter(x["stop_reason"] for x in ok).items()))})
     return rows
+
+
+def release_engine_state() -> None:
+    """Drop the engine's e-graphs cached for this thread (`rewrites.engine`'s thread-local bases) here, where they
+    were made: a Dask executor runs this in each worker's task thread before it closes (`eval.study.Dask`)."""
+    import gc
+
+    from rewrites import engine
+
+    engine._bases.__dict__.clear()
+    gc.collect()

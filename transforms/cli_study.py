@@ -58,5 +58,6 @@ def run_tasks(args, tasks, label: str = "tasks"):
 
     if args.resume and not args.json_lines:
         raise UsageError("--resume continues the results of --json-lines PATH: name the file")
-    return run_study(tasks, out=args.json_lines, executor=executor_for(args.jobs, args.scheduler),
+    executor = executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state")
+    return run_study(tasks, out=args.json_lines, executor=executor,
                      resume=args.resume, quiet=args.quiet, label=label)

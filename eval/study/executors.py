@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from eval.study.task import call_task
+from eval.study.task import call_task, resolve
 from ir.errors import EqjaxError
 
 Call = tuple[str, dict[str, Any], str]  # function path, args, code version
@@ -80,12 +80,18 @@ class ProcessPool:
 
 
 class Dask:
-    def __init__(self, scheduler: str, jobs: int = 2):
+    """`release`: the import path of a function run once in each worker's task thread before the client closes,
+    to drop state bound to that thread (egglog objects must be freed in the thread that made them; freed at the
+    workers' exit they print "EGraph is unsendable, but is being dropped on another thread")."""
+
+    def __init__(self, scheduler: str, jobs: int = 2, release: str | None = None):
         try:
             import distributed  # noqa: F401
         except ImportError:
             raise ExecutorUnavailable("a Dask scheduler needs dask.distributed: pip install 'eqjax[cluster]'") from None
-        self.scheduler, self.jobs = scheduler, jobs
+        if release is not None:
+            resolve(release)  # a path that names nothing fails here, not silently on the workers at the end
+        self.scheduler, self.jobs, self.release = scheduler, jobs, release
         self.name = (f"Dask LocalCluster ({jobs} workers)" if scheduler == "local" else f"Dask scheduler {scheduler}")
         self._client = self._cluster = None
         self._futures: list = []
@@ -124,6 +130,8 @@ class Dask:
         if self._client is not None:
             if self._futures:
                 self._client.cancel(self._futures)
+            if self.release:
+                self._release_workers()
             self._client.close()
         if self._cluster is not None:
             self._cluster.close()
@@ -131,8 +139,20 @@ class Dask:
         self._futures = []
 
 
-def executor_for(jobs: int = 1, scheduler: str | None = None):
-    """InProcess for one job, a ProcessPool for more, Dask when a scheduler is named ("local" or an address)."""
+    def _release_workers(self) -> None:
+        client = self._client
+        pinned = [client.submit(_call, self.release, workers=[w], allow_other_workers=False, pure=False)
+                  for w in client.scheduler_info()["workers"]]
+        client.gather(pinned, errors="skip")  # closing goes on: a worker that cannot release exits anyway
+
+
+def _call(function: str) -> None:
+    resolve(function)()
+
+
+def executor_for(jobs: int = 1, scheduler: str | None = None, release: str | None = None):
+    """InProcess for one job, a ProcessPool for more, Dask when a scheduler is named ("local" or an address);
+    `release` as `Dask` takes it."""
     if scheduler:
-        return Dask(scheduler, max(jobs, 1))
+        return Dask(scheduler, max(jobs, 1), release)
     return ProcessPool(jobs) if jobs > 1 else InProcess()

@@ -55,7 +55,8 @@ def main() -> None:
             p.error(f"no built-in rule named {', '.join(sorted(names - {r.name for r in rules}))}")
         rules = tuple(r for r in rules if r.name in names)
     study = run_study(verify_tasks([r.name for r in rules], BUDGET, PROVE_SECONDS), out=args.json_lines,
-                      executor=executor_for(args.jobs, args.scheduler), resume=args.resume, label="rules verified")
+                      executor=executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state"),
+                      resume=args.resume, label="rules verified")
     declared = {r.name: r.soundness for r in rules}
     verdicts = [verdict_of(record, declared[record["args"]["name"]]) for record in study.records]
     category = {r.name: r.category for r in rules}
