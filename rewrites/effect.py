@@ -2,6 +2,7 @@
 and without it.
 
     effects, skipped = rule_effect(rules, corpus(), base="default", cost="flops")
+    effect_tasks(program_specs, text, file, base, cost)      # the same, one `eval.study` task per program
 
 Each program is optimized once with the base rule set plus `rules` (counting every rule's matches), and
 once more without each of `rules` that matched there; `saved` is the cost without the rule minus the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from ir.core import ClosedJaxpr
@@ -74,27 +76,70 @@ def rule_effect(rules: Sequence[Rule], programs: Sequence[tuple[str, ClosedJaxpr
                 cost: str = "flops", limits: Limits | None = None) -> tuple[list[RuleEffect], list[tuple[str, str]]]:
     """The effect of each of `rules` over `programs` (see the module docstring), and the programs that
     could not be optimized, with the reason."""
+    return sum_effects([r.name for r in rules],
+                       [(name, effect_on_program(closed, rules, base, cost, limits)) for name, closed in programs])
+
+
+def effect_on_program(closed: ClosedJaxpr, rules: Sequence[Rule], base: str = "default", cost: str = "flops",
+                      limits: Limits | None = None) -> dict:
+    """What `rules` do to one program: {"matches": {rule: k}, "cost_with": c, "cost_without": {rule: c}} over
+    the rules that matched, or {"skipped": reason} when the program cannot be optimized."""
     chosen = {r.name for r in rules}
     base_rules = [r for r in resolve_rules(base) if r.name not in chosen]
-    effects = {r.name: RuleEffect(r.name) for r in rules}
+    try:
+        _, report = optimize(closed, rules=[*base_rules, *rules], cost=cost, limits=limits)
+        matches = {r.name: report.rule_matches[r.name] for r in rules if report.rule_matches.get(r.name, 0)}
+        without = {}
+        for name in matches:
+            others = [q for q in rules if q.name != name]
+            without[name] = optimize(closed, rules=[*base_rules, *others], cost=cost, limits=limits)[1].cost_after
+    except EqjaxError as e:
+        return {"skipped": f"{type(e).__name__}: {e}"}
+    return {"matches": matches, "cost_with": report.cost_after, "cost_without": without}
+
+
+def sum_effects(names: Sequence[str], outcomes: Sequence[tuple[str, dict]]) -> tuple[list[RuleEffect],
+                                                                                     list[tuple[str, str]]]:
+    """The effects of the rules `names` summed over (program name, `effect_on_program`) pairs, in that order,
+    and the skipped programs with the reason."""
+    effects = {name: RuleEffect(name) for name in names}
     skipped = []
-    for name, closed in programs:
-        try:
-            _, report = optimize(closed, rules=[*base_rules, *rules], cost=cost, limits=limits)
-            for r in rules:
-                k = report.rule_matches.get(r.name, 0)
-                if not k:
-                    continue
-                effect = effects[r.name]
-                effect.matches += k
-                effect.programs.append(name)
-                others = [q for q in rules if q.name != r.name]
-                _, without = optimize(closed, rules=[*base_rules, *others], cost=cost, limits=limits)
-                effect.cost_with += report.cost_after
-                effect.cost_without += without.cost_after
-        except EqjaxError as e:
-            skipped.append((name, f"{type(e).__name__}: {e}"))
-    return [effects[r.name] for r in rules], skipped
+    for program, outcome in outcomes:
+        if "skipped" in outcome:
+            skipped.append((program, outcome["skipped"]))
+            continue
+        for name, k in outcome["matches"].items():
+            effect = effects[name]
+            effect.matches += k
+            effect.programs.append(program)
+            effect.cost_with += outcome["cost_with"]
+            effect.cost_without += outcome["cost_without"][name]
+    return [effects[name] for name in names], skipped
+
+
+def effect_tasks(programs: Sequence[dict], text: str, file: str, base: str, cost: str) -> list:
+    """One `eval.study` task per program (`eval.study.programs` specs): the rules of the rule file `text`."""
+    from eval.study import Task
+
+    return [Task("rewrites.effect:effect_task", {"program": p, "text": text, "file": file, "base": base, "cost": cost})
+            for p in programs]
+
+
+def effect_task(program: dict, text: str, file: str, base: str, cost: str) -> dict:
+    from eval.study.programs import load_program
+
+    try:
+        closed = load_program(program)
+    except EqjaxError as e:
+        return {"skipped": f"{type(e).__name__}: {e}"}
+    return effect_on_program(closed, _file_rules(text, file), base, cost)
+
+
+@cache
+def _file_rules(text: str, file: str) -> tuple[Rule, ...]:
+    from rewrites.rulecompile import rules_from_text
+
+    return tuple(rules_from_text(text, file))
 
 
 VERDICT_BUDGET = 100  # hypothesis examples per rule and dtype (`rules verify` defaults to 1000)
@@ -104,7 +149,12 @@ def add_verdicts(effects: Sequence[RuleEffect], patterns: Sequence[PatternRule],
     """Set each effect's verdict from `rewrites.verify` on the `patterns` of the same rule file."""
     from rewrites.verify import merge_verdicts, verify_rules
 
-    verdicts = {v.name: v for v in merge_verdicts(verify_rules(patterns, budget=budget))}
+    set_verdicts(effects, merge_verdicts(verify_rules(patterns, budget=budget)))
+
+
+def set_verdicts(effects: Sequence[RuleEffect], verdicts: Iterable) -> None:
+    """Set each effect's verdict and note from the `Verdict` of the same name."""
+    verdicts = {v.name: v for v in verdicts}
     for e in effects:
         v = verdicts.get(e.name)
         if v is None:

@@ -35,13 +35,19 @@
     eqjax bench extraction [--data DIR] [--timeout S] [--json]
                                        eqjax's extractors beside extraction-gym's on its e-graphs (default: the
                                        bundled subset; DIR: a checkout's data/), rewrites/extract/gym_bench.py
+    eqjax sweep [--programs DIR|FILE] [--rules default,fast] [--cost flops,latency] [--extractor greedy_dag,ilp]
+                                       the optimizer over every combination: one table, and JSON lines
+                                       (transforms/cli_sweep.py)
+      (sweep, conformance, rules verify, rules effect: --jobs N, --scheduler local|tcp://host:8786,
+      --json-lines PATH, --resume, --quiet run their tasks as a study, eval/study/, transforms/cli_study.py)
     eqjax calibrate --backend numpy|xla [--out PATH] [--quick] [--primitives a,b] [--json]
                                        measure this machine's latency profile (rewrites/latency); writes it
                                        to the user cache directory, where LatencyModel.for_backend finds it
 
 User mistakes (malformed or ill-typed text, an unsupported primitive, an option value that names nothing:
 that line lists the valid choices, transforms/cli_options.py) print one line naming the problem and exit
-with status 2; conformance failures exit with status 1. The fixtures read by default (eval.oracle.DEFAULT_ORACLE)
+with status 2; conformance failures exit with status 1; Ctrl-C in a study keeps its finished tasks and exits
+with status 130. The fixtures read by default (eval.oracle.DEFAULT_ORACLE)
 are a checkout's tests/oracle/, or the copy an installed wheel carries.
 """
 
@@ -53,6 +59,7 @@ import sys
 from pathlib import Path
 
 from eval.oracle import DEFAULT_ORACLE
+from eval.study import StudyInterrupted
 from ir.errors import EqjaxError, clipped
 from rewrites.options import DEFAULT_OPTIONS, Options
 from transforms import cli_options
@@ -60,6 +67,8 @@ from transforms.cli_explain import add_explain_parser
 from transforms.cli_options import UsageError
 from transforms.cli_primitives import add_primitives_parser
 from transforms.cli_show import add_show_parser
+from transforms.cli_study import add_study_args, preparing, run_tasks
+from transforms.cli_sweep import add_sweep_parser
 
 
 def _read_text(path: str) -> str:
@@ -70,8 +79,9 @@ def _read_text(path: str) -> str:
 
 
 def cmd_conformance(args) -> int:
-    from eval.oracle import ALL_CHECKS, load_fixtures, run_conformance, summarize
+    from eval.oracle import ALL_CHECKS, load_fixtures, summarize
     from transforms.checks import register_checks
+    from transforms.conformance_study import conformance_tasks, outcomes_of
 
     register_checks()
 
@@ -85,13 +95,9 @@ def cmd_conformance(args) -> int:
     if not args.paths:
         cli_options.require_oracle(DEFAULT_ORACLE, "name fixture files or directories: eqjax conformance PATH...")
     cases = load_fixtures(args.paths or [DEFAULT_ORACLE], _families(args))
-    prepare = None
-    if args.optimize:
-        from rewrites.engine import optimize
-
-        def prepare(closed):
-            return optimize(closed, rules=args.rules)[0]
-    outcomes = run_conformance(cases, checks, prepare) + _checks_without_data(cases, checks)
+    custom = [(path, Path(path).read_text(encoding="utf-8")) for path in args.custom_rules or []]
+    tasks = conformance_tasks(cases, checks, args.rules if args.optimize else None, custom)
+    outcomes = outcomes_of(run_tasks(args, tasks, "cases checked").records) + _checks_without_data(cases, checks)
     table, counts = summarize(outcomes)
     if args.json:
         print(json.dumps({"summary": counts, "outcomes": [o.__dict__ for o in outcomes]}, indent=1))
@@ -308,29 +314,27 @@ def _read_rule_text(path: str) -> str:
         raise RuleSyntaxError("the file is not valid UTF-8", path, e.line, e.column, "UTF-8 text") from None
 
 
-def _pattern_rules(args) -> list:
-    """The rules `rules verify` checks: a file's (--load), else built-in ones, named or all."""
-    from rewrites.ruledump import dump_rule
-    from rewrites.ruletext import parse_rules
-
+def _rules_to_verify(args, text: str | None) -> dict[str, str]:
+    """{name: declared class} of the rules `rules verify` checks: a file's (--load, its `text`), else the built-in
+    ones (by name: the workers dump their patterns), named or all, in order."""
     if args.load:
-        patterns = parse_rules(_read_rule_text(args.load), args.load)
+        from rewrites.ruletext import parse_rules
+
+        declared = {p.name: p.soundness for p in parse_rules(text, args.load)}
     else:
         from rewrites.rulesets import all_rules
 
-        patterns = [p for r in all_rules() for p in dump_rule(r)]
+        declared = {r.name: r.soundness for r in all_rules()}
     if args.names:
-        unknown = sorted(set(args.names) - {p.name for p in patterns})
+        unknown = sorted(set(args.names) - set(declared))
         if unknown:
             raise UsageError(f"no rule named {', '.join(unknown)} (`eqjax rules list` names them)")
-        patterns = [p for p in patterns if p.name in set(args.names)]
-    return patterns
+        declared = {name: soundness for name, soundness in declared.items() if name in set(args.names)}
+    return declared
 
 
 def cmd_rules_verify(args) -> int:
     import time
-
-    from rewrites.verify import merge_verdicts, verify_rules
 
     start = time.perf_counter()
     prove = args.prove_timeout if args.prove else None
@@ -344,16 +348,9 @@ def cmd_rules_verify(args) -> int:
         require_solver()
     if args.set in ("ad", "vmap"):
         cli_options.require_oracle(DEFAULT_ORACLE, f"--set {args.set} checks its rules on the oracle's equations")
-    if args.set == "ad":
-        from transforms.ad.verify import verify_jvp_rules, verify_vjp_rules
-
-        verdicts = [*verify_jvp_rules(names=args.names), *verify_vjp_rules(names=args.names)]
-    elif args.set == "vmap":
-        from transforms.batching.verify import verify_batching_rules
-
-        verdicts = verify_batching_rules(names=args.names)
+        verdicts = _verify_transforms(args)
     else:
-        verdicts = merge_verdicts(verify_rules(_pattern_rules(args), budget=args.budget, prove=prove))
+        verdicts = _verify_algebra(args, prove)
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=1))
@@ -378,19 +375,59 @@ def cmd_rules_verify(args) -> int:
     return 1 if any(v.verdict in ("misclassified", "unsound") for v in verdicts) else 0
 
 
+def _verify_transforms(args) -> list:
+    """One study task per JVP, VJP or batching verdict name (`transforms.transform_verify_study`)."""
+    from rewrites.verify import Verdict
+    from transforms.transform_verify_study import transform_verify_tasks
+
+    verdicts = []
+    for r in run_tasks(args, transform_verify_tasks(args.set, args.names), f"{args.set} rules verified").records:
+        if r["error"] is None:
+            verdicts += [Verdict.from_dict(v, seconds=r["seconds"]) for v in r["result"]]
+        else:
+            verdicts.append(Verdict(r["args"]["name"], "exact", "unknown", "-", "unknown", "unknown",
+                                    reason=f"the verification task failed: {r['error']['type']}: "
+                                           f"{r['error']['message']}"))
+    return verdicts
+
+
+def _verify_algebra(args, prove: float | None) -> list:
+    """One study task per rule name (`rewrites.verify.study`), on the executor the study flags choose."""
+    from rewrites.verify.study import verdict_of, verify_tasks
+
+    text = _read_rule_text(args.load) if args.load else None
+    with preparing(args, "collecting the rules"):
+        declared = _rules_to_verify(args, text)
+    study = run_tasks(args, verify_tasks(list(declared), args.budget, prove, text, args.load), "rules verified")
+    return [verdict_of(r, declared[r["args"]["name"]]) for r in study.records]
+
+
 def cmd_rules_effect(args) -> int:
-    from rewrites.effect import add_verdicts, corpus, format_effects, rule_effect
-    from rewrites.rulecompile import load_rules
+    """One study: a task per program (its optimization with and without each rule), a task per rule (its
+    verdict); their sums make the table."""
+    from eval.study.programs import program_specs
+    from rewrites.effect import effect_tasks, format_effects, set_verdicts, sum_effects
+    from rewrites.rulecompile import rules_from_text
     from rewrites.ruletext import parse_rules
+    from rewrites.verify.study import verdict_of, verify_tasks
 
     cli_options.check_rules(args.base, "--base")
     cli_options.check_cost(args.cost)
     if not args.programs:
         cli_options.require_oracle(DEFAULT_ORACLE, "name the programs: --programs FILE|DIR")
-    rules = load_rules(args.file)
-    programs = corpus(args.programs)
-    effects, skipped = rule_effect(rules, programs, base=args.base, cost=args.cost)
-    add_verdicts(effects, parse_rules(_read_rule_text(args.file), args.file), budget=args.budget)
+    text = _read_rule_text(args.file)
+    rules = rules_from_text(text, args.file)
+    patterns = parse_rules(text, args.file)
+    programs = program_specs(args.programs)
+    tasks = effect_tasks(programs, text, args.file, args.base, args.cost)
+    tasks += verify_tasks(list(dict.fromkeys(p.name for p in patterns)), args.budget, None, text, args.file)
+    records = run_tasks(args, tasks, "programs and rules").records
+    outcomes = [(r["args"]["program"]["name"], r["result"] if r["error"] is None else
+                 {"skipped": f"the task failed: {r['error']['type']}: {r['error']['message']}"})
+                for r in records if "program" in r["args"]]
+    effects, skipped = sum_effects([r.name for r in rules], outcomes)
+    declared = {p.name: p.soundness for p in patterns}
+    set_verdicts(effects, [verdict_of(r, declared[r["args"]["name"]]) for r in records if "program" not in r["args"]])
     if args.json:
         print(json.dumps({"rules": [e.as_dict() for e in effects], "programs": len(programs),
                           "skipped": [{"program": n, "reason": why} for n, why in skipped]}, indent=1))
@@ -627,6 +664,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--optimize", action="store_true", help="run every program through the e-graph first")
     c.add_argument("--rules", default="default", help="rule set for --optimize (strict, default, fast)")
     _custom_rules_arg(c)
+    add_study_args(c)
     c.set_defaults(func=cmd_conformance)
 
     o = sub.add_parser("optimize", help="optimize a jaxpr text through the e-graph")
@@ -694,6 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "the rule misclassified")
     rv.add_argument("--prove-timeout", type=float, default=10.0, metavar="S",
                     help="seconds z3 may take per rule and dtype (default 10)")
+    add_study_args(rv)
     rv.set_defaults(func=cmd_rules_verify)
     re_ = r_sub.add_parser("effect", help="how often each rule of a file fires over a set of programs, and "
                            "the cost of the extracted programs with and without it")
@@ -705,6 +744,7 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--budget", type=int, default=100, help="hypothesis examples per rule and dtype for the "
                      "verdict column, the check of `rules verify` (default 100)")
     re_.add_argument("--json", action="store_true")
+    add_study_args(re_)
     re_.set_defaults(func=cmd_rules_effect)
     rs = r_sub.add_parser("semantics", help="random programs and every fixture optimized under each rule set and "
                           "compared with the original by the set's promise; differences blamed on rules")
@@ -765,6 +805,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_show_parser(sub)  # eqjax show: pictures (transforms/cli_show.py)
     add_explain_parser(sub)  # eqjax explain: derivations (transforms/cli_explain.py)
     add_primitives_parser(sub)  # eqjax primitives: the catalogue's coverage (transforms/cli_primitives.py)
+    add_sweep_parser(sub)  # eqjax sweep: programs x rule sets x costs x extractors (transforms/cli_sweep.py)
     return p
 
 
@@ -779,6 +820,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in getattr(args, "custom_rules", None) or []:
             runpy.run_path(path)
         return args.func(args)
+    except StudyInterrupted as e:  # Ctrl-C in a sweep: what finished is kept
+        print(f"eqjax {command}: {e}", file=sys.stderr)
+        return 130
     except UsageError as e:  # a value that names nothing: one line with the valid choices
         print(f"eqjax {command}: {clipped(str(e))}", file=sys.stderr)
         return 2

@@ -1,7 +1,11 @@
 """Regenerates results/: the verdict of every built-in rule (rewrites.verify) as a table and as JSON.
 
-    .venv/bin/python papers/rule-soundness/run.py
+    .venv/bin/python papers/rule-soundness/run.py [--jobs N] [--scheduler local|tcp://host:8786]
+                                                  [--json-lines PATH [--resume]] [--only NAME,...] [--out DIR]
 
+One `eval.study` task per rule (`rewrites.verify.study`): `--jobs N` verifies on N worker processes, `--scheduler`
+on Dask, `--json-lines` keeps each finished rule's verdict so `--resume` continues a stopped run; the files are
+the same whichever ran it. `--only` verifies the named rules and `--out` writes elsewhere (a quick look).
 Every `exact` rule is also put to the SMT solver z3 (`rewrites.verify.smt`, `PROVE_SECONDS` per rule and
 dtype): the `z3` column, and a summary per dtype. Deterministic: the verifier's seeds are fixed, the rules
 come in module order, and no timing is written, so running it twice gives identical files (a `timeout`
@@ -11,6 +15,7 @@ written.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import Counter
@@ -19,9 +24,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from rewrites.ruledump import dump_rule  # noqa: E402
+from eval.study import executor_for, run_study  # noqa: E402
 from rewrites.rulesets import all_rules  # noqa: E402
-from rewrites.verify import merge_verdicts, verify_rules  # noqa: E402
+from rewrites.verify.study import verdict_of, verify_tasks  # noqa: E402
 
 BUDGET = 1000  # hypothesis examples per rule and dtype, as `eqjax rules verify` uses
 PROVE_SECONDS = 120.0  # z3's limit per rule and dtype: far above the slowest proof (about 10 s)
@@ -33,12 +38,30 @@ def _cell(text: str) -> str:
 
 
 def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
+    p.add_argument("--scheduler", help="run on Dask: 'local' (a LocalCluster of --jobs workers) or tcp://host:8786")
+    p.add_argument("--json-lines", metavar="PATH", help="stream one JSON line per verified rule to PATH")
+    p.add_argument("--resume", action="store_true", help="with --json-lines: skip the rules already in PATH")
+    p.add_argument("--only", help="comma-separated rule names (default: every built-in rule)")
+    p.add_argument("--out", type=Path, default=HERE / "results", help="where the tables go (default results/)")
+    args = p.parse_args()
+    if args.resume and not args.json_lines:
+        p.error("--resume continues the results of --json-lines PATH: name the file")
     rules = all_rules()
-    verdicts = merge_verdicts(verify_rules([p for r in rules for p in dump_rule(r)], budget=BUDGET,
-                                           prove=PROVE_SECONDS))
+    if args.only:
+        names = {n.strip() for n in args.only.split(",") if n.strip()}
+        if names - {r.name for r in rules}:
+            p.error(f"no built-in rule named {', '.join(sorted(names - {r.name for r in rules}))}")
+        rules = tuple(r for r in rules if r.name in names)
+    study = run_study(verify_tasks([r.name for r in rules], BUDGET, PROVE_SECONDS), out=args.json_lines,
+                      executor=executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state"),
+                      resume=args.resume, label="rules verified")
+    declared = {r.name: r.soundness for r in rules}
+    verdicts = [verdict_of(record, declared[record["args"]["name"]]) for record in study.records]
     category = {r.name: r.category for r in rules}
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
     (out / "verdicts.json").write_text(json.dumps([v.to_dict() for v in verdicts], indent=1) + "\n")
     lines = ["| rule | category | declared | evidenced | symbolic | numeric | z3 | verdict | counterexample / reason |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -58,9 +81,11 @@ def main() -> None:
     summary += ["", *_smt_summary(verdicts)]
     (out / "verdicts.md").write_text("\n".join(summary + ["", *lines]) + "\n")
     print("\n".join(summary))
-    checks = sorted(((c.seconds, v.name, c.dtype) for v in verdicts if v.smt for c in v.smt.checks), reverse=True)
-    print("slowest z3 checks: " + ", ".join(f"{name} {dtype} {s:.1f} s" for s, name, dtype in checks[:8]))
-    print(f"z3 in all: {sum(v.smt.seconds for v in verdicts if v.smt):.0f} s")
+    slowest = sorted(study.records, key=lambda r: -r["seconds"])[:8]
+    print("slowest rules (verification and z3): " + ", ".join(f"{r['args']['name']} {r['seconds']:.1f} s"
+                                                               for r in slowest))
+    kept = f", {study.reused} from {args.json_lines}" if args.json_lines else ""
+    print(f"{study.ran} rules verified now{kept}, on {study.executor}, {study.seconds:.0f} s")
 
 
 def _smt_summary(verdicts) -> list[str]:

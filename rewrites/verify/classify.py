@@ -89,6 +89,18 @@ class Verdict:
             out["seconds"] = round(self.seconds, 3)
         return out
 
+    @classmethod
+    def from_dict(cls, d: dict, seconds: float = 0.0) -> Verdict:
+        """The verdict `to_dict` gave, e.g. read back from a study's JSON lines (`rewrites.verify.study`)."""
+        smt = None
+        if "smt" in d:
+            from rewrites.verify.smt import SmtVerdict
+
+            smt = SmtVerdict.from_dict(d["smt"])
+        cex = Counterexample.from_dict(d["counterexample"]) if d["counterexample"] else None
+        return cls(d["name"], d["declared"], d["evidenced"], d["symbolic"], d["numeric"], d["verdict"], cex,
+                   d["reason"], tuple(d["dtypes"]), d["details"], seconds, smt)
+
     def __str__(self) -> str:
         cex = f"; counterexample {self.counterexample}" if self.counterexample else ""
         return (f"{self.name}: {self.verdict} (declared {self.declared}, evidenced {self.evidenced}){cex}"

@@ -67,6 +67,10 @@ class Counterexample:
         return {"check": self.check, "dtype": self.dtype, "inputs": dict(self.inputs), "lhs": self.lhs,
                 "rhs": self.rhs, "note": self.note}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> Counterexample:
+        return cls(d["check"], d["dtype"], tuple(d["inputs"].items()), d["lhs"], d["rhs"], d["note"])
+
 
 @dataclass(frozen=True)
 class Evidence:

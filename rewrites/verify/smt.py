@@ -108,6 +108,16 @@ class SmtVerdict:
             out["seconds"] = round(self.seconds, 3)
         return out
 
+    @classmethod
+    def from_dict(cls, d: dict, seconds: float = 0.0) -> SmtVerdict:
+        """The verdict `to_dict` gave (per dtype its status; the counterexample goes to the first check of the
+        verdict's status, where `counterexample` finds it)."""
+        cex = Counterexample.from_dict(d["counterexample"]) if d["counterexample"] else None
+        first = next((dtype for dtype, status in d["dtypes"].items() if status == d["status"]), None)
+        checks = tuple(SmtCheck(dtype, status, cex if dtype == first else None)
+                       for dtype, status in d["dtypes"].items())
+        return cls(d["status"], checks, d["reason"], seconds)
+
 
 def _worst(statuses: Iterable[str]) -> str:
     return min(statuses, key=STATUSES.index, default="not modelled")

@@ -52,6 +52,7 @@ COMMANDS = [
     ["rules", "verify", "mul-comm", "--budget", "20"],
     ["rules", "verify", "--set", "vmap", "vmap-sin"],
     ["rules", "effect", "extra.rules", "--programs", "prog.jaxpr"],
+    ["sweep", "--programs", "prog.jaxpr", "--rules", "strict,fast", "--jobs", "2", "--json-lines", "sweep.jsonl"],
     ["rules", "semantics", "--programs", "1", "--sets", "strict", "--family", "fft"],
     ["bench", "eval", "--repeats", "1"],
     ["bench", "runtime", "--suite", "oracle", "--only", "horner", "--min-time", "0.01", "--no-first-call", "--json"],
@@ -163,6 +164,8 @@ def test_every_command_runs_from_the_installed_wheel(tmp_path):
     assert shape.splitlines()[-1].endswith(" passed, 0 failed, 0 skipped") and not shape.startswith("0 passed")
     assert "fingerprint" in runs["check prog.jaxpr"]["err"]
     assert (work / "profile.json").is_file() and (work / "run.json").is_file()
+    sweep = [json.loads(line) for line in (work / "sweep.jsonl").read_text().splitlines()]  # spawned workers ran it
+    assert [(r["args"]["rules"], r["error"]) for r in sweep] == [("strict", None), ("fast", None)]
 
     eqjax = installed.parent / "eqjax"  # the console script
     ok = _run([eqjax, "check", "prog.jaxpr"], cwd=work, env=_environment(tmp_path))
