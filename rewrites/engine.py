@@ -171,6 +171,12 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (),
 _RATIO, _POOL = 2, 24  # see `Prepared`
 
 
+def release_prepared() -> None:
+    """Drop this thread's prepared e-graphs. egglog's EGraph may only be dropped by the thread that made it, so a
+    worker thread about to end (a Dask worker's, `eval.study.Dask`) calls this first."""
+    _bases.__dict__.clear()
+
+
 def _members(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any]) -> dict[str, list]:
     """The egglog rules of `eggs` by group, each group in its list's order."""
     def chosen(rule_list, keep=lambda r: True) -> list:

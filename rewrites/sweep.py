@@ -91,11 +91,11 @@ def combination_rows(records: Sequence[dict]) -> list[dict]:
 
 
 def release_engine_state() -> None:
-    """Drop the engine's e-graphs cached for this thread (`rewrites.engine`'s thread-local bases) here, where they
-    were made: a Dask executor runs this in each worker's task thread before it closes (`eval.study.Dask`)."""
+    """Drop the engine's e-graphs prepared in this thread, here, where they were made: a Dask executor runs this
+    in each worker's task thread before it closes (`eval.study.Dask`)."""
     import gc
 
-    from rewrites import engine
+    from rewrites.engine import release_prepared
 
-    engine._bases.__dict__.clear()
+    release_prepared()
     gc.collect()
