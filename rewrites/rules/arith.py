@@ -35,6 +35,8 @@ R.rw("sub-zero", EXACT, T.sub(x, lit(0.0)), x, math="x-0 -> x")
 R.rw("zero-sub", REAL, T.sub(lit(0.0), x), T.neg(x), math="0-x -> -x (x=+0.0 gives +0.0 on the left)")
 R.rw("mul-ones", EXACT, T.mul(x, T.broadcast_in_dim(lit(1.0), sy, Vec[i64].empty())), x,
      eq(shape_of(x)).to(sy), math="x*ones -> x (ones of x's shape)")
+R.rw("div-ones", EXACT, T.div(x, T.broadcast_in_dim(lit(1.0), sy, Vec[i64].empty())), x,
+     eq(shape_of(x)).to(sy), math="x/ones -> x (ones of x's shape)")
 R.rw("add-zeros", REAL, T.add(x, T.broadcast_in_dim(lit(0.0), sy, Vec[i64].empty())), x,
      eq(shape_of(x)).to(sy), math="x+zeros -> x (zeros of x's shape; x=-0.0 gives +0.0 on the left)")
 R.rw("mul-zero", UNSAFE, T.mul(x, lit(0.0)), filled(0.0), eq(shape_of(x)).to(sx),
@@ -65,6 +67,10 @@ R.rw("abs-mul", EXACT, T.abs(T.mul(x, y)), T.mul(T.abs(x), T.abs(y)), *floating(
      math="|x*y| -> |x|*|y| (floats: a wrapped integer product is not)")
 R.rw("abs-div", EXACT, T.abs(T.div(x, y)), T.div(T.abs(x), T.abs(y)), *floating(x),
      math="|x/y| -> |x|/|y| (floats)")
+R.rw("abs-mul-merge", EXACT, T.mul(T.abs(x), T.abs(y)), T.abs(T.mul(x, y)), *floating(x),
+     math="|x|*|y| -> |x*y| (abs-mul read backwards: one abs instead of two)")
+R.rw("abs-div-merge", EXACT, T.div(T.abs(x), T.abs(y)), T.abs(T.div(x, y)), *floating(x),
+     math="|x|/|y| -> |x/y| (abs-div read backwards)")
 R.rw("abs-mul-self", EXACT, T.mul(T.abs(x), T.abs(x)), T.mul(x, x), *floating(x),
      math="|x|*|x| -> x*x (floats)")
 R.rw("abs-square", EXACT, T.abs(T.mul(x, x)), T.mul(x, x), *floating(x), math="|x*x| -> x*x (floats)")
@@ -102,6 +108,8 @@ R.rw("sub-add-cancel-any", UNSAFE, T.add(T.sub(x, y), y), x, *shaped_like(T.add(
      math="(x-y)+y -> x (y = inf gives nan on the left)")
 R.rw("mul-recip", REAL, T.mul(x, T.div(lit(1.0), y)), T.div(x, y), *floating(x),
      math="x*(1/y) -> x/y (floats; y=0: x*inf vs x/0, y=inf: x*0 vs x/inf agree)")
+R.rw("div-div-right", REAL, T.div(x, T.div(y, z)), T.div(T.mul(x, z), y), *floating(x),
+     math="x/(y/z) -> (x*z)/y (floats; x*z may overflow)")
 R.rw("div-div", REAL, T.div(T.div(x, y), z), T.div(x, T.mul(y, z)), *floating(x),
      math="(x/y)/z -> x/(y*z) (floats; y*z may overflow or underflow; y=0, z=inf: nan on both sides)")
 

@@ -9,7 +9,7 @@ exponent (pow(1, inf) = 1 but inf*log(1) = nan) also ask for a finite, nonzero e
 from egglog import eq, f64, i64, ne, var
 
 from rewrites.analyses.values import finite, floating, nonneg, nonzero, positive
-from rewrites.rule import GUARDED, REAL, UNSAFE, RuleBook
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, lit, x, y, z
 
 R = RuleBook("explog")
@@ -64,6 +64,10 @@ R.rw("pow-mul-pow", GUARDED, T.mul(T.pow(x, y), T.pow(x, z)), T.pow(x, T.add(y, 
           "y = inf, z = -inf: nan on both sides unless x = 1, where both give 1)")
 R.rw("pow-two-base", REAL, T.pow(lit(2.0), x), T.exp2(x), *FLOAT_X,
      math="pow(2, x) -> exp2(x) (±inf and nan agree)")
+
+# --- special functions --------------------------------------------------------------------------------------
+R.rw("polygamma-zero", EXACT, T.polygamma(lit(0.0), x), T.digamma(x), *FLOAT_X,
+     math="polygamma(0, x) -> digamma(x) (XLA's polygamma computes digamma for m = 0)")
 
 # --- the accurate forms -----------------------------------------------------------------------------
 R.rw("log-one-plus", REAL, T.log(T.add(lit(1.0), x)), T.log1p(x), *FLOAT_X,

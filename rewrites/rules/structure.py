@@ -1,4 +1,5 @@
-"""Structural rules: reversals, slices of slices, reductions of broadcasts, sums of products as dots.
+"""Structural rules: reversals, slices of slices, reductions of broadcasts, sums of products as dots, a
+scalar factor out of a sum.
 
 Written with the typed fields of the constructors only (`T.slice(x, start, limit)`, `T.rev(x, dims)`, ...):
 the params that are not typed fields keep their defaults (a slice's `strides=None`), the only values a rule can
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 from egglog import RewriteOrRule, Vec, eq, i64, rewrite, vars_
 
-from rewrites.analyses.shapes import MAX_RANK, VECMAT, float_dtype, ints, items, vec
-from rewrites.rule import EXACT, REAL, RuleBook
+from rewrites.analyses.shapes import EMPTY, MAX_RANK, VECMAT, float_dtype, ints, items, vec
+from rewrites.analyses.values import finite
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, shape_of, sx, x, y
 
 R = RuleBook("structure")
@@ -62,3 +64,17 @@ R.rw("sum-of-products-dot", REAL, T.reduce_sum(T.mul(x, y), ints(0)), T.dot_gene
      rank_is(shape_of(x), 1), eq(shape_of(y)).to(shape_of(x)), eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d),
      float_dtype(d),
      math="sum(x*y) over the one axis of vectors x, y -> dot(x, y) (real: the dot may sum in another order)")
+
+
+
+def _sum_scalar_factor(*guard) -> list[RewriteOrRule]:
+    """sum(s*v) -> s*sum(v) and sum(v*s) -> sum(v)*s for a rank-0 s."""
+    scalar = eq(shape_of(y)).to(EMPTY)
+    return [rewrite(T.reduce_sum(T.mul(y, x), p)).to(T.mul(y, T.reduce_sum(x, p)), scalar, *guard),
+            rewrite(T.reduce_sum(T.mul(x, y), p)).to(T.mul(T.reduce_sum(x, p), y), scalar, *guard)]
+
+
+R.family("sum-scalar-factor", UNSAFE, _sum_scalar_factor(),
+         math="sum(s*v) -> s*sum(v) for a rank-0 s (s = inf, v of both signs: nan on the left, ±inf or nan right)")
+R.family("sum-scalar-factor-finite", GUARDED, _sum_scalar_factor(finite(y)),
+         math="sum(s*v) -> s*sum(v) for a finite rank-0 s (real: the sum rounds differently)")

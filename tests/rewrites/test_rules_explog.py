@@ -2,6 +2,8 @@
 (x*x + 1) or finite (literals); the same equations over arbitrary inputs must not be proved."""
 
 
+import numpy as np
+
 import ir.numpy as jnp
 from ir import lax
 from ir.core import ShapedArray
@@ -36,6 +38,7 @@ PROVES = [
     ("pow-mul-pow", lambda x, y: lax.pow(3.0, x) * lax.pow(3.0, y), lambda x, y: lax.pow(3.0, x + y), F2,
      "default"),
     ("pow-two-base", lambda x: lax.pow(2.0, x), lax.exp2, (F64,), "default"),
+    ("polygamma-zero", lambda x: lax.polygamma(np.float64(0.0), x), lax.digamma, (F64,), "strict"),
     ("log-one-plus", lambda x: log(1.0 + x), jnp.log1p, (F64,), "default"),
     ("log-plus-one", lambda x: log(x + 1.0), jnp.log1p, (F64,), "default"),
     ("exp-minus-one", lambda x: exp(x) - 1.0, jnp.expm1, (F64,), "default"),
