@@ -27,6 +27,7 @@ from egglog import EGraph, back_off, bindings, ruleset, run, seq
 from egglog.egraph_state import span
 
 from ir.core import ClosedJaxpr, subjaxprs
+from rewrites.analyses.signed_zero import negative_zero_unions
 from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
 from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, load, output_actions
 from rewrites.extract import extract
@@ -448,6 +449,8 @@ def saturated(closed: ClosedJaxpr, rules="default", limits: Limits | None = None
     staged, env = Staging(), {}
     enc = encode(closed, staged, env=env, close_loops=loops)
     outputs = enc.outputs if extend is None else extend(staged, enc, env)
+    if signed_zeros := negative_zero_unions(enc):
+        staged.load(signed_zeros)
     staged.terms.extend(x for x in outputs if not is_alias(x))  # for the rules' liveness; aliases hold no symbol
     with fresh_egraph(rule_list, prelude, staged) as prep:
         load(prep.egraph, output_actions(prep.egraph, outputs))

@@ -16,9 +16,10 @@ from egglog import eq
 
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.tracing import make_jaxpr
+from rewrites.analyses.signed_zero import negative_zero_unions
 from rewrites.closest import Closest, Terms, closest
 from rewrites.decode import output_classes
-from rewrites.encode import encode
+from rewrites.encode import encode, load
 from rewrites.engine import Limits, Report, fresh_egraph, saturate
 from rewrites.rulesets import resolve_rules
 from rewrites.serialize import ROOT_LET, view_of
@@ -74,6 +75,8 @@ def prove_jaxprs_equal(left: ClosedJaxpr, right: ClosedJaxpr, rules="default",
         enc = encode(left, egraph)
         lhs = list(enc.outputs)
         rhs = list(encode(right, egraph, enc).outputs)
+        if signed_zeros := negative_zero_unions(enc):
+            load(egraph, signed_zeros)
         egraph.let(ROOT_LET.lstrip("$"), args_list(lhs + rhs))
         loaded = view_of(egraph)
         saturate(prep, enc.n_eqns, limits or Limits(iterations=10), report)

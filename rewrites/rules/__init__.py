@@ -1,5 +1,19 @@
 """The algebraic rule set, one module per category; each module's `R.rules` lists its rules."""
 
-from rewrites.rules import arith, assoc, compare, distrib, explog, fold, inverse, stability, strength, tensor, trig
+from rewrites.rules import (
+                            arith,
+                            assoc,
+                            compare,
+                            distrib,
+                            explog,
+                            fold,
+                            inverse,
+                            stability,
+                            strength,
+                            structure,
+                            tensor,
+                            trig,
+)
 
-CATEGORY_MODULES = (arith, fold, strength, inverse, explog, trig, stability, distrib, assoc, compare, tensor)
+CATEGORY_MODULES = (arith, fold, strength, inverse, explog, trig, stability, distrib, assoc, compare, tensor,
+                    structure)

@@ -5,9 +5,10 @@ false with everything (`x <= x` is False for nan) and max/min propagate nan. Tho
 rules: an `unsafe` one for any dtype and an `exact` one restricted to dtypes without nan.
 """
 
-from egglog import String, Vec, eq, i64, var, vars_
+from egglog import String, Vec, eq, i64, rewrite, var, vars_
 
-from rewrites.rule import EXACT, REAL, UNSAFE, RuleBook
+from rewrites.analyses.values import finite
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, filled, is_float, lit, shape_of, sx, x, y
 from rewrites.terms import Arr, args_list
 
@@ -103,3 +104,18 @@ R.rw("not-lt-int", EXACT, not_(T.lt(x, y)), T.ge(x, y), eq(dtype_of(x)).to(d), *
      math="not(x < y) -> x >= y for integers and bools")
 R.rw("not-le-int", EXACT, not_(T.le(x, y)), T.gt(x, y), eq(dtype_of(x)).to(d), *has_no_nan(),
      math="not(x <= y) -> x > y for integers and bools")
+
+
+# --- select sinking: a product with a select of zeros ---------------------------------------------------
+def _select_zero_mul(*guard) -> list:
+    """select(c, 0, x)*y -> select(c, 0, x*y), either case the zeros (x, y of one shape)."""
+    zeros, shaped = filled(0.0), (eq(shape_of(x)).to(sx), eq(shape_of(y)).to(sx), eq(dtype_of(x)).to(d))
+    sides = [(T.select_n(args_list([p, zeros, x])), T.select_n(args_list([p, zeros, T.mul(x, y)]))),
+             (T.select_n(args_list([p, x, zeros])), T.select_n(args_list([p, T.mul(x, y), zeros])))]
+    return [rewrite(T.mul(picked, y)).to(sunk, *shaped, *guard) for picked, sunk in sides]
+
+
+R.family("select-zero-mul", UNSAFE, _select_zero_mul(),
+         math="select(c, 0, x)*y -> select(c, 0, x*y) (where 0 is picked, 0*inf and 0*nan are nan)")
+R.family("select-zero-mul-finite", GUARDED, _select_zero_mul(finite(y)),
+         math="select(c, 0, x)*y -> select(c, 0, x*y) for finite y (0*y is -0.0 for y < 0)")

@@ -9,7 +9,7 @@ exponent (pow(1, inf) = 1 but inf*log(1) = nan) also ask for a finite, nonzero e
 from egglog import eq, f64, i64, ne, var
 
 from rewrites.analyses.values import finite, floating, nonneg, nonzero, positive
-from rewrites.rule import GUARDED, REAL, RuleBook
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, lit, x, y, z
 
 R = RuleBook("explog")
@@ -25,6 +25,10 @@ R.birw("exp-sub", REAL, T.exp(T.sub(x, y)), T.div(T.exp(x), T.exp(y)), *FLOAT_X,
        math="exp(x-y) <=> exp(x)/exp(y) (x = y = inf: nan = inf/inf)")
 R.birw("exp-neg", REAL, T.exp(T.neg(x)), T.div(lit(1.0), T.exp(x)), *FLOAT_X,
        math="exp(-x) <=> 1/exp(x) (exp(inf) = inf = 1/exp(-inf))")
+R.birw("exp2-add", REAL, T.exp2(T.add(x, y)), T.mul(T.exp2(x), T.exp2(y)), *FLOAT_X,
+       math="2^(x+y) <=> 2^x*2^y (x = inf, y = -inf: nan = inf*0; either side may overflow)")
+R.birw("exp2-sub", REAL, T.exp2(T.sub(x, y)), T.div(T.exp2(x), T.exp2(y)), *FLOAT_X,
+       math="2^(x-y) <=> 2^x/2^y (x = y = inf: nan = inf/inf)")
 R.rw("ipow-exp", REAL, T.integer_pow(T.exp(x), n), T.exp(T.mul(lit(f64.from_i64(n)), x)), *FLOAT_X,
      ne(n).to(i64(0)), n >= -1024, n <= 1024,
      math="exp(x)^n -> exp(n*x) for n != 0 (n = 0 would turn exp(inf*0) = nan into 1)")
@@ -34,6 +38,8 @@ R.birw("log-mul", GUARDED, T.log(T.mul(x, y)), T.add(T.log(x), T.log(y)), *FLOAT
        math="log(x*y) <=> log x + log y for x, y > 0 (nan in x or y gives nan on both sides)")
 R.birw("log-div", GUARDED, T.log(T.div(x, y)), T.sub(T.log(x), T.log(y)), *FLOAT_X, positive(x), positive(y),
        math="log(x/y) <=> log x - log y for x, y > 0 (x = y = inf: log(nan) = inf - inf = nan)")
+R.rw("log-add-merge", UNSAFE, T.add(T.log(x), T.log(y)), T.log(T.mul(x, y)), *FLOAT_X,
+     math="log x + log y -> log(x*y) (x, y < 0: nan on the left, a number on the right)")
 R.rw("log-recip", GUARDED, T.log(T.div(lit(1.0), x)), T.neg(T.log(x)), *FLOAT_X, positive(x),
      math="log(1/x) -> -log x for x > 0 (x = -0.0 would give log(-inf) = nan vs inf)")
 R.rw("log-exp-mul", GUARDED, T.log(T.mul(T.exp(x), y)), T.add(x, T.log(y)), *FLOAT_X, nonneg(y),
@@ -58,6 +64,10 @@ R.rw("pow-mul-pow", GUARDED, T.mul(T.pow(x, y), T.pow(x, z)), T.pow(x, T.add(y, 
           "y = inf, z = -inf: nan on both sides unless x = 1, where both give 1)")
 R.rw("pow-two-base", REAL, T.pow(lit(2.0), x), T.exp2(x), *FLOAT_X,
      math="pow(2, x) -> exp2(x) (±inf and nan agree)")
+
+# --- special functions --------------------------------------------------------------------------------------
+R.rw("polygamma-zero", EXACT, T.polygamma(lit(0.0), x), T.digamma(x), *FLOAT_X,
+     math="polygamma(0, x) -> digamma(x) (XLA's polygamma computes digamma for m = 0)")
 
 # --- the accurate forms -----------------------------------------------------------------------------
 R.rw("log-one-plus", REAL, T.log(T.add(lit(1.0), x)), T.log1p(x), *FLOAT_X,

@@ -16,7 +16,7 @@ folded only where its sign is +: x + y and x - y of literals give +0 (both opera
 not fold (egglog's f64 division fails there).
 """
 
-from egglog import String, eq, f64, ne, var
+from egglog import String, eq, f64, i64, ne, var
 
 from rewrites.analyses.shapes import float_dtype
 from rewrites.analyses.values import INF, exact_high, exact_low
@@ -29,6 +29,7 @@ F64 = String("float64")
 d2 = var("d2", String)  # a conversion's target dtype
 extra = var("extra", String)
 low, high = var("low", f64), var("high", f64)
+n = var("n", i64)  # an integer_pow exponent
 
 
 def is_number(r) -> list:
@@ -68,6 +69,10 @@ R.rw("fold-sqrt", EXACT, T.sqrt(lit(a)), lit(a ** 0.5), float_dtype(d), a >= 0.0
      eq(f64.from_i64((a ** 0.5 * 1024.0).to_i64())).to(a ** 0.5 * 1024.0), a ** 0.5 < 65536.0,
      eq(a ** 0.5 * (a ** 0.5)).to(a),
      math="sqrt(a) -> r when r = k/1024 (k < 2^26) and r*r = a: r*r is then exact, so r is sqrt(a) exactly")
+R.rw("fold-ipow", EXACT, T.integer_pow(lit(a), n), lit(a ** f64.from_i64(n)), n >= 1, n <= 64,
+     *exact_integer(a ** f64.from_i64(n)),
+     math="a^n of a literal for n >= 1 when the result is an integer the dtype holds (then so is every "
+          "square and product JAX's repeated squaring forms, all exact)")
 R.rw("fold-exp-zero", EXACT, T.exp(lit(0.0)), lit(1.0), float_dtype(d), math="exp(0) -> 1")
 R.rw("fold-log-one", EXACT, T.log(lit(1.0)), lit(0.0), float_dtype(d), math="log(1) -> +0")
 R.rw("fold-convert-f64", EXACT, T.convert_element_type(lit(a), F64, extra=extra), lit(a, F64),

@@ -16,7 +16,7 @@ from rewrites.analyses.values import (
     nonneg,
     within_one,
 )
-from rewrites.rule import EXACT, GUARDED, REAL, RuleBook
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, lit, shape_of, sx, x, y, z
 
 R = RuleBook("inverse")
@@ -27,6 +27,8 @@ extra, extra2 = var("extra", String), var("extra2", String)
 # --- exp and log ------------------------------------------------------------------------------------
 R.rw("exp-log", GUARDED, T.exp(T.log(x)), x, nonneg(x),
      math="exp(log x) -> x for x >= 0 (exp(log 0) = exp(-inf) = 0; x = -0.0 gives +0; nan stays nan)")
+R.rw("exp-log-any", UNSAFE, T.exp(T.log(x)), x, *floating(x),
+     math="exp(log x) -> x (x < 0: nan on the left)")
 R.rw("log-exp", REAL, T.log(T.exp(x)), x, *floating(x),
      math="log(exp x) -> x (±inf and nan come back; exp overflows past 709)")
 R.rw("expm1-log1p", GUARDED, T.expm1(T.log1p(x)), x, above_minus_one(x),
@@ -37,6 +39,8 @@ R.rw("log1p-expm1", REAL, T.log1p(T.expm1(x)), x, *floating(x),
 # --- square roots and reciprocals -------------------------------------------------------------------
 R.rw("sqrt-mul-self", GUARDED, T.mul(T.sqrt(x), T.sqrt(x)), x, nonneg(x),
      math="sqrt(x)*sqrt(x) -> x for x >= 0 (x = -0.0 gives +0; inf and nan come back)")
+R.rw("sqrt-mul-self-any", UNSAFE, T.mul(T.sqrt(x), T.sqrt(x)), x, *floating(x),
+     math="sqrt(x)*sqrt(x) -> x (x < 0: nan on the left)")
 R.rw("sqrt-square", REAL, T.sqrt(T.mul(x, x)), T.abs(x), *floating(x),
      math="sqrt(x*x) -> |x| (x*x may overflow or underflow)")
 R.rw("recip-recip", REAL, T.div(lit(1.0), T.div(lit(1.0), x)), x, *floating(x),

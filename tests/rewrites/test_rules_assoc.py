@@ -41,7 +41,21 @@ PROVES = [
     ("add-comm", *comm(jnp.add), (F64_0, F64)),
     ("add-assoc", *assoc(jnp.add), (F64, F64_0, F64_0)),
     ("and-assoc", *assoc(jnp.bitwise_and), (B, B, B)),
+    ("sub-sub-reassoc", lambda x, y, z: x - (y - z), lambda x, y, z: (x - y) + z, (F64,) * 3),
 ]
+
+# egg's tests/math.rs rows on subtraction (f, g, avals, the weakest rule set that proves f = g)
+EGG_SUBTRACTION = [
+    (lambda x, y, z: x - (y - z), lambda x, y, z: (x - y) + z, (F64,) * 3, "default"),
+    (lambda x, y: (x + y) - x, lambda x, y: y, (F64,) * 2, "fast"),
+    (lambda s: (1.0 + s) - (1.0 - s), lambda s: 2.0 * s, (F64,), "default"),
+    (lambda x: x - 14.0, lambda x: x + (-14.0), (F64,), "strict"),
+]
+
+
+@pytest.mark.parametrize("f,g,avals,rules", EGG_SUBTRACTION, ids=[f"egg-{i}" for i in range(len(EGG_SUBTRACTION))])
+def test_egg_subtraction_rows(f, g, avals, rules):
+    assert prove_equal(f, g, *avals, rules=rules)
 IDS = [f"{p[0]}-{i}" for i, p in enumerate(PROVES)]
 
 

@@ -14,7 +14,7 @@ from ir.tracing import make_jaxpr
 from rewrites.prove import prove_equal
 from rewrites.rulesets import all_rules
 from tests.rewrites.helpers import F32, F64, assert_not_proves, assert_proves
-from tests.rewrites.rule_checks import I32, B, assert_bitwise_equal, matches, rule_named
+from tests.rewrites.rule_checks import I32, B, assert_bitwise_equal, fin, matches, rule_named
 
 U8 = ShapedArray((3,), uint8)
 I2 = (I32, I32)
@@ -72,6 +72,12 @@ PROVES = [
     ("not-le", lambda x, y: jnp.logical_not(x <= y), lambda x, y: x > y, (F64, F64), "fast"),
     ("not-lt-int", lambda x, y: jnp.logical_not(x < y), lambda x, y: x >= y, (I32, I32), "default"),
     ("not-le-int", lambda x, y: jnp.logical_not(x <= y), lambda x, y: x > y, (I32, I32), "default"),
+    ("select-zero-mul", lambda p, x, y: where(p, 0.0, x) * y, lambda p, x, y: where(p, 0.0, x * y), (B, F64, F64),
+     "fast"),
+    ("select-zero-mul", lambda p, x, y: where(p, x, 0.0) * y, lambda p, x, y: where(p, x * y, 0.0), (B, F64, F64),
+     "fast"),
+    ("select-zero-mul-finite", lambda p, x, y: where(p, 0.0, x) * fin(y), lambda p, x, y: where(p, 0.0, x * fin(y)),
+     (B, F64, F64), "default"),
 ]
 IDS = [f"{p[0]}-{i}" for i, p in enumerate(PROVES)]
 
@@ -115,6 +121,7 @@ NOT_IN_DEFAULT = [
     (lambda x: x != x, lambda x: jnp.zeros_like(x, dtype=bool_), (F64,)),
     (lambda x, y: jnp.logical_not(x < y), lambda x, y: x >= y, (F64, F64)),
     (lambda x, y: jnp.logical_not(x <= y), lambda x, y: x > y, (F64, F64)),
+    (lambda p, x, y: where(p, 0.0, x) * y, lambda p, x, y: where(p, 0.0, x * y), (B, F64, F64)),
 ]
 
 

@@ -170,7 +170,8 @@ def test_does_not_prove(rules, f, g, avals):
 
 def test_sum_of_scalar_multiple_needs_a_finite_literal():
     inf = float("inf")
-    assert_not_proves(lambda x: jnp.sum(x * inf), lambda x: jnp.sum(x) * inf, M23)
+    # under default: fast has structure's unsafe sum-scalar-factor, which takes out any rank-0 factor
+    assert_not_proves(lambda x: jnp.sum(x * inf), lambda x: jnp.sum(x) * inf, M23, rules="default")
 
 
 @pytest.mark.parametrize("dtype,count,fires", [(jnp.float16, 2048, True), (jnp.float16, 2049, False),

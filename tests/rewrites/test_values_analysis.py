@@ -189,6 +189,7 @@ def _exp(x):
 GUARDS = [
     ("abs-of-nonneg", jnp.abs, lambda x: x, 1, lambda x: HOLDS["nonneg"](x)),
     ("div-self", lambda x: x / x, jnp.ones_like, 1, lambda x: (x != 0) & np.isfinite(x)),
+    ("div-abs-finite", lambda x: x / jnp.abs(x), jnp.sign, 1, lambda x: (x != 0) & np.isfinite(x)),
     ("zero-div", lambda x: 0.0 / x, jnp.zeros_like, 1, lambda x: (x != 0) & np.isfinite(x)),
     ("mul-div-cancel", lambda x, y: (x * y) / y, lambda x, y: x, 2, lambda x, y: (y != 0) & np.isfinite(y)),
     ("div-mul-cancel", lambda x, y: (x / y) * y, lambda x, y: x, 2, lambda x, y: (y != 0) & np.isfinite(y)),

@@ -1,0 +1,80 @@
+"""Structural rules: reversals, slices of slices, reductions of broadcasts, sums of products as dots, a
+scalar factor out of a sum.
+
+Written with the typed fields of the constructors only (`T.slice(x, start, limit)`, `T.rev(x, dims)`, ...):
+the params that are not typed fields keep their defaults (a slice's `strides=None`), the only values a rule can
+match or build without reading the rest of a node's params. Rules that need a param no constructor holds as a
+field are left out until it does: concatenate's `dimension` (a concatenation of adjacent slices of one array)
+and stack's `axis` (a reduction over a stack).
+
+Per rank (`MAX_RANK`), params computed from params are computed in the rule's query with egglog's Vec
+primitives, as `rewrites.rules.tensor` does.
+"""
+
+from __future__ import annotations
+
+from egglog import RewriteOrRule, Vec, eq, i64, rewrite, vars_
+
+from rewrites.analyses.shapes import EMPTY, MAX_RANK, VECMAT, float_dtype, ints, items, vec
+from rewrites.analyses.values import finite
+from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
+from rewrites.rules.common import T, d, dtype_of, shape_of, sx, x, y
+
+R = RuleBook("structure")
+
+p, start, limit, start2, limit2, sz, dims, r, r2 = vars_("p start limit start2 limit2 sz dims r r2", Vec[i64])
+
+
+def rank_is(v, k: int):
+    return eq(v.length()).to(i64(k))
+
+
+# --- reversal and slices -----------------------------------------------------------------------------------
+R.rw("rev-rev", EXACT, T.rev(T.rev(x, p), p), x, math="rev(rev(x, dims), dims) -> x")
+_whole = T.slice(x, start, limit)
+R.rw("slice-whole", EXACT, _whole, x, eq(shape_of(x)).to(sx), eq(shape_of(_whole)).to(sx),
+     math="x[start:limit] -> x when the slice has x's shape (then start is 0 and limit x's shape)")
+
+
+def _slice_of_slice(k: int) -> RewriteOrRule:
+    return rewrite(T.slice(T.slice(x, start, limit), start2, limit2)).to(
+        T.slice(x, r, r2), rank_is(start, k),
+        eq(r).to(vec([start[i] + start2[i] for i in range(k)])),
+        eq(r2).to(vec([start[i] + limit2[i] for i in range(k)])))
+
+
+R.family("slice-slice", EXACT, [_slice_of_slice(k) for k in range(1, MAX_RANK + 1)],
+         math="x[s1:l1][s2:l2] -> x[s1+s2 : s1+l2] (unit strides)")
+
+
+# --- reductions ------------------------------------------------------------------------------------------------
+def _reduce_of_broadcast(prim: str, k: int) -> RewriteOrRule:
+    lhs = getattr(T, prim)(T.broadcast_in_dim(x, sz, dims), p)
+    return rewrite(lhs).to(
+        x, rank_is(p, k), *[dims.not_contains(axis) for axis in items(p, k)],
+        *[sz[axis] >= i64(1) for axis in items(p, k)],
+        eq(p.length() + dims.length()).to(sz.length()), eq(shape_of(x)).to(sx), eq(shape_of(lhs)).to(sx))
+
+
+R.family("reduce-max-broadcast", EXACT,
+         [_reduce_of_broadcast(prim, k) for prim in ("reduce_max", "reduce_min") for k in range(1, MAX_RANK + 1)],
+         math="max (min) over the dims a broadcast added -> x, when each has size >= 1 and x's dims are not "
+              "expanded (the max of copies of v is v: nan and -0.0 included)")
+R.rw("sum-of-products-dot", REAL, T.reduce_sum(T.mul(x, y), ints(0)), T.dot_general(x, y, VECMAT),
+     rank_is(shape_of(x), 1), eq(shape_of(y)).to(shape_of(x)), eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d),
+     float_dtype(d),
+     math="sum(x*y) over the one axis of vectors x, y -> dot(x, y) (real: the dot may sum in another order)")
+
+
+
+def _sum_scalar_factor(*guard) -> list[RewriteOrRule]:
+    """sum(s*v) -> s*sum(v) and sum(v*s) -> sum(v)*s for a rank-0 s."""
+    scalar = eq(shape_of(y)).to(EMPTY)
+    return [rewrite(T.reduce_sum(T.mul(y, x), p)).to(T.mul(y, T.reduce_sum(x, p)), scalar, *guard),
+            rewrite(T.reduce_sum(T.mul(x, y), p)).to(T.mul(T.reduce_sum(x, p), y), scalar, *guard)]
+
+
+R.family("sum-scalar-factor", UNSAFE, _sum_scalar_factor(),
+         math="sum(s*v) -> s*sum(v) for a rank-0 s (s = inf, v of both signs: nan on the left, ±inf or nan right)")
+R.family("sum-scalar-factor-finite", GUARDED, _sum_scalar_factor(finite(y)),
+         math="sum(s*v) -> s*sum(v) for a finite rank-0 s (real: the sum rounds differently)")
