@@ -41,11 +41,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from egglog import EGraph, Expr, StringLike, Vec, f64Like, function, i64, i64Like, method, relation
+from egglog import EGraph, Expr, String, StringLike, Vec, f64Like, function, i64, i64Like, method, relation, var
 from egglog.declarations import LitDecl
 
-from ir.errors import JaxprTypeError
+from ir.errors import EqjaxError, JaxprTypeError
 from ir.primitives import PRIMITIVES, Primitive, primitives_with
+from ir.primitives.schema import OperandDtype
 from rewrites import egglog_fast  # noqa: F401  (before any expression is built)
 
 
@@ -151,9 +152,10 @@ def args_list(xs: list[Arr]) -> Args:
 
 
 # --- typed param fields -------------------------------------------------------------------------
-# A field kind says how one param is held in the e-graph and read back. `encode` gives the field's value
-# for a param value it holds exactly; `nearest` the value of one it holds only up to spelling (NumPy ints
-# such as `np.int64(1)`, a list for a tuple), whose printed form then rides in `extra` (`encode_fields`).
+# Every param of a term primitive but its jaxprs' is a field of the primitive's constructor. A field kind
+# says how one param is held in the e-graph and read back: `encode` gives the field's value for a param
+# value it holds exactly, `nearest` for one it holds up to spelling (a NumPy-spelled int `np.int64(1)` is
+# held as 1, and prints as 1 after decoding).
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,11 @@ class FieldKind:
     encode: Callable[[Any], Any]
     decode: Callable[[Any], Any]
     nearest: Callable[[Any], Any]
+
+    @property
+    def textual(self) -> bool:
+        """Whether the field is a String (a name or a printed value), which can hold the markers below."""
+        return self.egg_type is StringLike
 
 
 def _is_int(v) -> bool:
@@ -233,17 +240,114 @@ DIMENSION_NUMBERS = FieldKind("dimension_numbers", StringLike, _encode_literal_t
                               lambda v: _encode_literal_text(_plain_ints(v)))
 
 
+def _encode_value_text(v):
+    """A param value as the text JAX's format prints it in a container (`repr` of strings, so a str and a
+    bare name stay apart), if it reads back as the same text: bools, floats (`nan`, `-0.0`, `inf`: text
+    equality is what a field needs, where nan != nan), names, padding pairs, records, shardings."""
+    from ir.text.printer import value_text
+
+    if _holds_jaxpr(v):
+        return None
+    text = value_text(v, nested=True)
+    try:
+        back = _decode_value_text(text)
+    except EqjaxError:
+        return None
+    return text if value_text(back, nested=True) == text and type(back) is type(v) else None
+
+
+@cache
+def _decode_value_text(text: str):
+    from ir.text.parser import parse_param_value
+
+    return parse_param_value(text)
+
+
+def _nearest_value_text(v):
+    from ir.text.printer import value_text
+
+    if _holds_jaxpr(v):
+        return None
+    text = value_text(v, nested=True)
+    try:
+        _decode_value_text(text)
+    except EqjaxError:
+        return None
+    return text
+
+
+# Any other param, as its printed text: the field of a value rules copy but do not compute with.
+VALUE_TEXT = FieldKind("text", StringLike, _encode_value_text, _decode_value_text, _nearest_value_text)
+
+
+def _encode_jaxpr(v):
+    from ir.core import ClosedJaxpr
+    from ir.text import print_jaxpr
+
+    if v is None:
+        return "None"
+    if not isinstance(v, ClosedJaxpr) or v.consts:
+        return None
+    text = print_jaxpr(v)
+    return text if print_jaxpr(_decode_jaxpr(text)) == text else None
+
+
+@cache
+def _decode_jaxpr(text: str):
+    from ir.text import parse_jaxpr_untyped
+
+    return None if text == "None" else parse_jaxpr_untyped(text)
+
+
+# A jaxpr param of a term primitive (a scatter's `update_jaxpr`, a scalar combiner without constants): its
+# printed text, which parses back to the same jaxpr ("None" for none).
+JAXPR_TEXT = FieldKind("jaxpr", StringLike, _encode_jaxpr, _decode_jaxpr, _encode_jaxpr)
+
+
+def _holds_jaxpr(value: Any) -> bool:
+    from ir.core import ClosedJaxpr, Jaxpr
+    from ir.params import walk_values
+
+    return any(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in walk_values(value))
+
+
+# A textual field's value when the param is left out of the equation (a param the schema does not require),
+# and when it is the dtype of an operand (`OperandDtype`, resolved on decoding).
+ABSENT = "<absent>"
+
+
+def operand_dtype_marker(index: int) -> str:
+    return f"<dtype of operand {index}>"
+
+
 @dataclass(frozen=True)
 class TermSpec:
     """How one primitive is held in the e-graph: its constructor's operands (`arity` of them, or None for a
-    variadic primitive: one `Args` list of them all) and typed fields."""
+    variadic primitive: one `Args` list of them all) and its fields, one per param: first the `positional`
+    ones (the catalogue's `term_field` params, which rules compute with and pass by position), then the
+    others, in schema order."""
 
     primitive: str
     arity: int | None
     fields: tuple[tuple[str, FieldKind], ...] = ()
+    positional: int = 0
 
     def kind_of(self, name: str) -> FieldKind:
         return dict(self.fields)[name]
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.fields)
+
+    @property
+    def positional_fields(self) -> tuple[tuple[str, FieldKind], ...]:
+        """The fields rules compute with and pass by position (the catalogue's `term_field` params)."""
+        return self.fields[:self.positional]
+
+    @property
+    def keyword_fields(self) -> tuple[tuple[str, FieldKind], ...]:
+        """The fields rules pass by name: the params rules carry over rather than compute."""
+        return self.fields[self.positional:]
 
     @property
     def children(self) -> int:
@@ -255,17 +359,32 @@ class TermSpec:
         return "p_" + self.primitive.replace("-", "_")
 
 
-# The field kind of each param kind a catalogue row marks `term_field` (ir/primitives/schema.py).
+# The field kind of each param kind a catalogue row marks `term_field` (ir/primitives/schema.py), and of the
+# other params that always hold a value of their kind (required, not optional).
 FIELD_KINDS: dict[str, FieldKind] = {"int": INT, "nat": INT, "ints": INTS, "dtype": DTYPE,
                                      "dot_dims": DIMENSION_NUMBERS}
 
 
+def _field_kind(param) -> FieldKind:
+    if param.term_field:
+        return FIELD_KINDS[param.kind]
+    if param.kind in ("jaxpr", "jaxprs"):
+        return JAXPR_TEXT
+    if param.kind in FIELD_KINDS and param.required and not param.optional and param.kind != "dot_dims":
+        return FIELD_KINDS[param.kind]
+    return VALUE_TEXT
+
+
 def _spec(row: Primitive) -> TermSpec:
-    """The term spec of a catalogue row with the trait "term": its operand count and typed fields."""
+    """The term spec of a catalogue row with the trait "term": its operand count and fields."""
     if row.multiple_results:
         raise ValueError(f"primitive {row.name!r} has the trait 'term' but not one result")
+    if any(p.kind == "jaxprs" for p in row.params.values()):
+        raise ValueError(f"primitive {row.name!r} has the trait 'term' but a tuple-of-jaxprs param")
     arity = row.operands if isinstance(row.operands, int) else None
-    return TermSpec(row.name, arity, tuple((name, FIELD_KINDS[p.kind]) for name, p in row.typed_fields()))
+    typed = [(name, FIELD_KINDS[p.kind]) for name, p in row.typed_fields()]
+    others = [(name, _field_kind(p)) for name, p in row.params.items() if not p.term_field]
+    return TermSpec(row.name, arity, tuple(typed + others), len(typed))
 
 
 def _build_specs() -> dict[str, TermSpec]:
@@ -276,8 +395,8 @@ SPECS: dict[str, TermSpec] = _build_specs()
 
 
 def _make_constructor(spec: TermSpec):
-    """An egglog constructor `p_<prim>(operands..., fields..., extra) -> Arr` (`p_<prim>(args, ...)` for a
-    variadic primitive)."""
+    """An egglog constructor `p_<prim>(operands..., fields...) -> Arr` (`p_<prim>(args, ...)` for a variadic
+    primitive)."""
     if spec.arity is None:
         params = [inspect.Parameter("args", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Args)]
     else:
@@ -285,7 +404,6 @@ def _make_constructor(spec: TermSpec):
                   for i in range(spec.arity)]
     params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind.egg_type)
                for name, kind in spec.fields]
-    params.append(inspect.Parameter("extra", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=StringLike))
 
     def stub(*args): ...
 
@@ -299,33 +417,122 @@ CONSTRUCTORS: dict[str, Any] = {name: _make_constructor(spec) for name, spec in 
 BY_EGG_NAME: dict[str, TermSpec] = {spec.constructor_name: spec for spec in SPECS.values()}
 
 
-def default_params(prim: str, in_avals: list) -> dict | None:
-    """The leftover params a rule-built node of `prim` gets (its `extra` is ""), or None if it has none:
-    the params its catalogue row gives a default, other than the typed fields."""
-    if prim not in SPECS:
-        return None
-    return PRIMITIVES[prim].default_params(in_avals)
+def field_value(spec: TermSpec, name: str, value: Any, in_avals: Sequence | None = None) -> Any:
+    """The value field `name` holds for the param value `value`: `ABSENT` for a param left out (its default
+    if JAX's printer hides it at its default), the operand-dtype marker for the dtype its `OperandDtype`
+    default resolves to against `in_avals`. A value that does not fit is a `JaxprTypeError` naming
+    primitive and param."""
+    kind = spec.kind_of(name)
+    param = PRIMITIVES[spec.primitive].params[name]
+    if value is LEFT_OUT and param.has_default and not param.printed_when_default:
+        value = param.default  # JAX's printer hides it at its default: left out, it prints as the default does
+    if value is LEFT_OUT:
+        if kind.textual and not param.required:
+            return ABSENT
+        raise JaxprTypeError(f"missing param {name}, a field of its term", primitive=spec.primitive)
+    if isinstance(param.default, OperandDtype) and in_avals is not None and kind.textual:
+        if value is not None and value == param.default_for(in_avals):
+            return operand_dtype_marker(param.default.index)
+    held = kind.encode(value)
+    if held is None:
+        held = kind.nearest(value)
+    if held is None:
+        raise JaxprTypeError(f"param {name}={value!r} does not fit its field ({kind.name})", primitive=spec.primitive)
+    return held
+
+
+LEFT_OUT: Any = object()
+
+
+def encode_fields(spec: TermSpec, params: dict, in_avals: Sequence | None = None) -> list[Any]:
+    """Every field's value for an equation's `params` (`field_value`); a param the primitive does not have is
+    a `JaxprTypeError`."""
+    unknown = sorted(set(params) - set(spec.field_names))
+    if unknown:
+        raise JaxprTypeError(f"param {unknown[0]} is not a param of {spec.primitive} (a term with the fields "
+                             f"{', '.join(spec.field_names) or 'none'})", primitive=spec.primitive)
+    return [field_value(spec, name, params.get(name, LEFT_OUT), in_avals) for name in spec.field_names]
+
+
+def default_value(spec: TermSpec, name: str) -> Any:
+    """The value field `name` holds in a node a rule builds without giving it: the param's catalogue default
+    (`operand_dtype_marker` for an `OperandDtype`), `ABSENT` for a param without a default JAX may leave
+    out; a param with neither must be given (`TypeError`)."""
+    param = PRIMITIVES[spec.primitive].params[name]
+    if isinstance(param.default, OperandDtype):
+        return operand_dtype_marker(param.default.index)
+    if param.has_default:
+        return field_value(spec, name, param.default)
+    if not param.required and spec.kind_of(name).textual:
+        return ABSENT
+    raise TypeError(f"{spec.primitive} has no default for its param {name!r}: a rule building it must give it")
+
+
+def decode_fields(spec: TermSpec, values: Sequence, in_avals: Sequence) -> dict:
+    """The params a node's field values stand for (the inverse of `encode_fields`)."""
+    params = {}
+    for (name, kind), v in zip(spec.fields, values, strict=True):
+        if v == ABSENT and kind.textual:
+            continue
+        default = PRIMITIVES[spec.primitive].params[name].default
+        if isinstance(default, OperandDtype) and v == operand_dtype_marker(default.index):
+            params[name] = in_avals[default.index].dtype
+            continue
+        params[name] = kind.decode(v)
+    return params
+
+
+def _egg_value(kind: FieldKind, v: Any):
+    """A field's Python value as an egglog value of its sort (what a constructor takes)."""
+    if kind is INTS and isinstance(v, tuple):
+        return Vec[i64](*(i64(d) for d in v)) if v else Vec[i64].empty()
+    return v
 
 
 class _Ops:
-    """`T.add(x, y)`, `T.reduce_sum(x, axes)`, `T.scatter_add(x, i, u, extra=s)`: the constructors, named as
-    their egglog names without `p_`, with `extra` defaulting to "" (the primitive's default params), for
-    writing rules."""
+    """`T.add(x, y)`, `T.reduce_sum(x, axes)`, `T.gather(x, i, **params)`: the constructors, named as their
+    egglog names without `p_`, for writing rules. The positional fields (the params rules compute with) come
+    after the operands; every other field is a keyword, and a field not given gets its default
+    (`default_value`), as a node a rule builds gets the primitive's default params."""
 
     def __getattr__(self, name: str):
         spec = BY_EGG_NAME.get("p_" + name)
         if spec is None:
             raise AttributeError(f"no term constructor for primitive {name!r}")
-        prim, n = spec.primitive, spec.children + len(spec.fields)
+        prim, n = spec.primitive, spec.children + spec.positional
         ctor = CONSTRUCTORS[prim]
 
-        def build(*args, extra: Any = ""):
+        def build(*args, **fields: Any):
             if len(args) != n:
                 what = "one Args list" if spec.arity is None else f"{spec.arity} operands"
-                raise TypeError(f"{prim} takes {what} and {len(spec.fields)} fields, got {len(args)} arguments")
-            return ctor(*args, extra)
+                raise TypeError(f"{prim} takes {what} and {spec.positional} positional fields, got {len(args)} "
+                                "arguments")
+            positional = spec.field_names[:spec.positional]
+            unknown = sorted(set(fields) - set(spec.field_names[spec.positional:]))
+            if unknown:
+                raise TypeError(f"{prim} has no keyword field {unknown[0]!r} (its keyword fields: "
+                                f"{', '.join(spec.field_names[spec.positional:]) or 'none'}; positional: "
+                                f"{', '.join(positional) or 'none'})")
+            rest = [fields[name] if name in fields else _egg_value(kind, default_value(spec, name))
+                    for name, kind in spec.keyword_fields]
+            return ctor(*args, *rest)
 
         return build
+
+
+    def of(self, prim: str):
+        """The builder of the primitive named as the catalogue names it (`T.of("scatter-add")`)."""
+        return getattr(self, prim.replace("-", "_"))
+
+    @staticmethod
+    def params(prim: str, name: str) -> dict[str, Any]:
+        """Fresh pattern variables for `prim`'s keyword fields (`{field: var}`), named `name_<field>`: a rule
+        matches a node's params with them and passes them on, `T.transpose(y, q, **T.params("transpose", "s"))`."""
+        spec = BY_EGG_NAME.get("p_" + prim.replace("-", "_"))
+        if spec is None:
+            raise AttributeError(f"no term constructor for primitive {prim!r}")
+        return {field: var(f"{name}_{field}", String if kind.textual else kind.egg_type)
+                for field, kind in spec.keyword_fields}
 
 
 T = _Ops()
@@ -362,29 +569,9 @@ def _term_uses() -> tuple:
     for spec in SPECS.values():
         fields = [_placeholder(kind) for _, kind in spec.fields]
         operands = [xs] if spec.arity is None else [x] * spec.arity
-        uses.append(CONSTRUCTORS[spec.primitive](*operands, *fields, ""))
+        uses.append(CONSTRUCTORS[spec.primitive](*operands, *fields))
     return tuple(uses)
 
 
 def _placeholder(kind: FieldKind):
     return {"int": i64(0), "ints": Vec[i64].empty()}.get(kind.name, "")
-
-
-def encode_fields(spec: TermSpec, params: dict) -> tuple[list[Any], dict]:
-    """The typed field values of `params` and the leftover params. A field value held only up to its
-    spelling (`FieldKind.nearest`: `np.int64(1)` for 1) stays among the leftover params too, so that the
-    node's `extra` prints it as it was; a missing or ill-kinded field value is a `JaxprTypeError`."""
-    values, rest = [], dict(params)
-    for name, kind in spec.fields:
-        if name not in rest:
-            raise JaxprTypeError(f"missing param {name}, a typed field of its term", primitive=spec.primitive)
-        v = kind.encode(rest[name])
-        if v is None:
-            v = kind.nearest(rest[name])
-            if v is None:
-                raise JaxprTypeError(f"param {name}={rest[name]!r} does not fit its typed field ({kind.name})",
-                                     primitive=spec.primitive)
-        else:
-            del rest[name]
-        values.append(v)
-    return values, rest

@@ -175,10 +175,9 @@ class ADBook:
         spec = SPECS[prim]
         n = spec.arity
         fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields]
-        extra = var("s", String)
 
         def node(xs):
-            return CONSTRUCTORS[prim](*xs, *fields, extra)
+            return CONSTRUCTORS[prim](*xs, *fields)
 
         for i in operands:
             def f(g, *rest, i=i):
