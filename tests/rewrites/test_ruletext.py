@@ -265,7 +265,7 @@ def test_extra_carries_the_params_of_one_primitive_only():
     [rule] = parse_rules("carry exact reduce_sum[axes=(0,) extra=s](x) => reduce_max[axes=(0,) extra=s](x)")
     compile_rules([rule])  # the same keyword fields (out_sharding)
     [rule] = parse_rules("carry exact cumsum[axis=0 extra=s](x) => reduce_sum[axes=(0,) extra=s](x)")
-    with pytest.raises(RuleSyntaxError, match="extra=s binds the params of cumsum, so it cannot give those of reduce_sum"):
+    with pytest.raises(RuleSyntaxError, match="extra=s binds the params of cumsum, so it cannot give those of"):
         compile_rules([rule])
 
 

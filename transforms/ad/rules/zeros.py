@@ -16,7 +16,7 @@ from transforms.ad.terms import ZEROS_PARAMS, zero
 
 e, x, y, z = vars_("e x y z", Arr)
 sh, sh2 = vars_("sh sh2", Vec[i64])
-d, d2, s = vars_("d d2 s", String)
+d, d2 = vars_("d d2", String)
 EMPTY = Vec[i64].empty()
 RULES: list[Rule] = []
 
@@ -52,7 +52,7 @@ _rule("zero-add", "t + 0 = 0 + t = t (same shape)", lambda: [
       *(rule(eq(e).to(CONSTRUCTORS[p](zero(sh, d), x)), eq(shape_of(x)).to(sh)).then(union(e).with_(x))
         for p in ("add", "add_any"))])
 _rule("zero-sub-from", "0 - t = -t (same shape)", lambda: [
-      rule(eq(e).to(T.sub(zero(sh, d), x, **s)), eq(shape_of(x)).to(sh)).then(union(e).with_(T.neg(x)))])
+      rule(eq(e).to(T.sub(zero(sh, d), x)), eq(shape_of(x)).to(sh)).then(union(e).with_(T.neg(x)))])
 _rule("zero-select", "select_n(p, 0, 0) = 0, select_n(p, 0, 0, 0) = 0", lambda: [
-      rule(eq(e).to(T.select_n(args_list([x, *[zero(sh, d)] * n]), **s))).then(union(e).with_(zero(sh, d)))
+      rule(eq(e).to(T.select_n(args_list([x, *[zero(sh, d)] * n])))).then(union(e).with_(zero(sh, d)))
       for n in (2, 3)])
