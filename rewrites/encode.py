@@ -10,9 +10,10 @@ command per few hundred equations (about 0.1 ms per equation at 5,000 equations)
 meaning for NumPy evaluation, and inlining lets rules work across it. Control flow (`scan`, `while`,
 `cond`) is an `hcall` node whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules
 rewrite inside them; its other params and its result avals live on the Python side
-(`Encoding.hcall_key`). Other higher-order primitives (`custom_jvp_call`, `remat2`, ...) are held as
-`call` nodes (or their own constructors) whose jaxpr-valued params live on the Python side
-(`Encoding.extras`).
+(`Encoding.hcall_key`). Other multi-result and higher-order primitives (`custom_jvp_call`, `remat2`,
+`sort`, ...) are held as `call` nodes whose params live on the Python side (`Encoding.extras`, keyed by
+the node's `extra` text); a single-result primitive's params are all fields of its own constructor
+(`rewrites.terms`).
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ class HigherOrder:
 
 @dataclass
 class Encoding:
-    """What the e-graph's leaves and `extra` keys stand for, to decode extracted terms."""
+    """What the e-graph's leaves and the `extra` keys of `call`/`hcall` nodes stand for, to decode extracted
+    terms."""
 
     in_avals: list[ShapedArray]
     consts: list[np.ndarray] = field(default_factory=list)

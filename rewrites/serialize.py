@@ -10,7 +10,7 @@ holds its primitive values, decoded:
     inp(k) / const(k)          payload (k,)
     barg(b, k)                 payload (b, k)
     scalar(v, dtype)           payload (v, dtype)
-    p_<prim>(xs.., fields.., extra)   op = the primitive, payload (field values..., extra); a variadic
+    p_<prim>(xs.., fields..)          op = the primitive, payload (its field values...); a variadic
                                       primitive's one child is its `Args` list
     call(prim, extra, args)           op "call", payload (prim, extra)
     hcall(prim, extra, args, bodies)  op "hcall", payload (prim, extra), children (args, bodies)

@@ -15,14 +15,20 @@ Leaves
 
 Equations
     one constructor per single-result primitive (the catalogue trait "term", ir/primitives), named after
-    it (`add(x, y, extra)`, `reduce_sum(x, axes, extra)`, `gather(x, idx, extra)`): the operands, then the
-    params a rule may read as typed egglog values (`TermSpec.fields`), then `extra`, the remaining params
-    as their printed text ("" stands for the primitive's default params, which rules use when they build
-    a node); a variadic primitive holds its operands as one `Args` list (`select_n(args, extra)`,
-    `dynamic_slice(args, extra)`); a field value JAX spelled with NumPy ints (`(0, np.int64(1))`)
-    is held as its plain value, and its spelling in `extra` (`encode_fields`). An equation with shape
-    operands besides the row's own (JAX's dynamic-shape mode) is refused (`UnsupportedPrimitive`);
-    `call(prim, extra, args)` for multi-result primitives, read through `get`;
+    it (`add(x, y)`, `reduce_sum(x, axes, out_sharding)`, `gather(x, idx, dimension_numbers, ...)`): the
+    operands, then one field per param (`TermSpec.fields`): first the positional ones, the params rules
+    compute with (the catalogue's `term_field` params: ints as `i64`/`Vec[i64]`, dtypes and dot_general's
+    dimension numbers as Strings), then the others, which rules carry over by name: a required int, ints or
+    dtype param typed as those, any other param its printed text (`VALUE_TEXT`: bools, floats with nan and
+    -0.0, names, padding pairs, records, shardings; a jaxpr param its printed jaxpr, `JAXPR_TEXT`), with
+    `ABSENT` for a param the equation leaves out and a marker for an `OperandDtype` default. A node a rule
+    builds gets the catalogue default of every field it does not give (`T`, `default_value`). A field value
+    JAX spelled with NumPy ints is held as its plain value in a typed field (`(0, np.int64(1))` prints
+    `(0, 1)` after decoding), as spelled in a text field. A variadic primitive holds its operands as one
+    `Args` list (`select_n(args)`, `dynamic_slice(args, slice_sizes)`). An equation with shape operands
+    besides the row's own (JAX's dynamic-shape mode) is refused (`UnsupportedPrimitive`);
+    `call(prim, extra, args)` for multi-result primitives, read through `get`, `extra` the key of their
+    params in `Encoding.extras`;
     `hcall(prim, extra, args, bodies)` for control flow (`scan`, `while`, `cond`): each sub-jaxpr is a
     `Body.of(b, outs)` whose outputs are terms over its own inputs `Arr.barg(b, k)`, so rules rewrite
     inside bodies as anywhere else; `bodies` is a `Bodies.cons` list in the order of the params.
