@@ -262,10 +262,18 @@ def _encode_value_text(v):
     return text if value_text(back, nested=True) == text and type(back) is type(v) else None
 
 
+# A value whose printed text does not read back as a param value (a repr JAX's format has no syntax for) is
+# held verbatim after this prefix, and decodes to an `Opaque` that prints the same text.
+VERBATIM = "<verbatim> "
+
+
 @cache
 def _decode_value_text(text: str):
+    from ir.params import Opaque
     from ir.text.parser import parse_param_value
 
+    if text.startswith(VERBATIM):
+        return Opaque(text[len(VERBATIM):])
     return parse_param_value(text)
 
 
@@ -278,7 +286,7 @@ def _nearest_value_text(v):
     try:
         _decode_value_text(text)
     except EqjaxError:
-        return None
+        return VERBATIM + text
     return text
 
 

@@ -9,7 +9,8 @@ from ir import lax
 from ir.core import ShapedArray
 from ir.dtypes import float32, float64, int32
 from ir.errors import JaxprTypeError
-from ir.params import NpScalar, Record, Symbol
+from ir.params import NpScalar, Opaque, Record, Symbol
+from ir.text.printer import value_text
 from rewrites.rules.common import x, y
 from rewrites.terms import ABSENT, SPECS, T, args_list, decode_fields, encode_fields, operand_dtype_marker
 
@@ -101,3 +102,10 @@ def _gather_params() -> dict:
                                     operand_batching_dims=(), start_indices_batching_dims=())
     return {"dimension_numbers": dn, "slice_sizes": (1,), "indices_are_sorted": False, "unique_indices": False,
             "mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS, "fill_value": None}
+
+
+def test_a_value_without_a_syntax_is_held_verbatim_and_prints_the_same():
+    spec = SPECS["reduce_sum"]
+    params = {"axes": (0,), "out_sharding": Opaque("NamedSharding(mesh=Mesh('x': 1))")}
+    back = decode_fields(spec, encode_fields(spec, params), [F64])
+    assert value_text(back["out_sharding"]) == "NamedSharding(mesh=Mesh('x': 1))" and back["axes"] == (0,)
