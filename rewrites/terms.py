@@ -329,6 +329,12 @@ class _Ops:
             raise AttributeError(f"no term constructor for primitive {name!r}")
         prim, n = spec.primitive, spec.children + spec.positional
         ctor = CONSTRUCTORS[prim]
+        defaults: dict[str, Any] = {}  # field -> its default as an egglog value, made on first use
+
+        def default(name: str, kind: FieldKind):
+            if name not in defaults:
+                defaults[name] = _egg_value(kind, default_value(spec, name))
+            return defaults[name]
 
         def build(*args, **fields: Any):
             if len(args) != n:
@@ -341,10 +347,10 @@ class _Ops:
                 raise TypeError(f"{prim} has no keyword field {unknown[0]!r} (its keyword fields: "
                                 f"{', '.join(spec.field_names[spec.positional:]) or 'none'}; positional: "
                                 f"{', '.join(positional) or 'none'})")
-            rest = [fields[name] if name in fields else _egg_value(kind, default_value(spec, name))
-                    for name, kind in spec.keyword_fields]
+            rest = [fields[name] if name in fields else default(name, kind) for name, kind in spec.keyword_fields]
             return ctor(*args, *rest)
 
+        setattr(self, name, build)
         return build
 
     def of(self, prim: str):
@@ -352,9 +358,11 @@ class _Ops:
         return getattr(self, prim.replace("-", "_"))
 
     @staticmethod
+    @cache
     def params(prim: str, name: str) -> dict[str, Any]:
-        """Fresh pattern variables for `prim`'s keyword fields (`{field: var}`), named `name_<field>`: a rule
-        matches a node's params with them and passes them on: `T.reduce_sum(y, a, **T.params("reduce_sum", "s"))`."""
+        """Pattern variables for `prim`'s keyword fields (`{field: var}`), named `name_<field>`: a rule matches a
+        node's params with them and passes them on, `T.reduce_sum(y, a, **T.params("reduce_sum", "s"))`. Do not
+        change the dict: it is shared by every call with these arguments."""
         spec = BY_EGG_NAME.get("p_" + prim.replace("-", "_"))
         if spec is None:
             raise AttributeError(f"no term constructor for primitive {prim!r}")
