@@ -21,7 +21,7 @@ from typing import Any
 
 from egglog import bindings as eb
 
-from rewrites.encode import egg_int, egg_ints, egg_str
+from rewrites.encode import egg_bool, egg_int, egg_ints, egg_str
 from rewrites.terms import SPECS, TermSpec, default_value, field_value
 
 _SPAN = eb.PanicSpan()
@@ -39,7 +39,7 @@ def _term(x: Any) -> Term:
 
 
 # How each field kind of `rewrites.terms` is written from its Python value (what `FieldKind.encode` gives).
-_FIELD = {"int": _int, "ints": _ints}
+_FIELD = {"int": _int, "ints": _ints, "bool": egg_bool}
 
 
 def _primitive(spec: TermSpec) -> Callable[..., eb.Call]:
@@ -70,6 +70,10 @@ class _Builders:
     @staticmethod
     def string(v: str) -> eb.Lit:
         return _string(v)
+
+    @staticmethod
+    def bool(v: bool) -> eb.Lit:
+        return egg_bool(v)
 
     @staticmethod
     def ints(v: Sequence[int]) -> eb.Call:

@@ -57,7 +57,11 @@ def egg_ints(v: Sequence[int]) -> eb.Call:
     return egg_call("vec-of", *map(egg_int, v)) if len(v) else egg_call("vec-empty")
 
 
-_FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
+def egg_bool(v: bool) -> eb.Lit:
+    return eb.Lit(_SPAN, eb.Bool(bool(v)))
+
+
+_FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints, "bool": egg_bool}
 
 
 # The params of each control-flow primitive that hold its bodies, in the order of `hcall`'s body list.

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from egglog import RewriteOrRule, String, Vec, birewrite, eq, f64, i64, rewrite, var
+from egglog import Bool, RewriteOrRule, String, Vec, birewrite, eq, f64, i64, rewrite, var
 
 from ir import dtypes
 from rewrites.analyses.shapes import float_dtype
@@ -266,6 +266,8 @@ def _egg_value(kind: str, value):
         return i64(value)
     if kind == "ints":
         return Vec[i64](*map(i64, value)) if value else Vec[i64].empty()
+    if kind == "bool":
+        return Bool(value)
     return String(value)
 
 

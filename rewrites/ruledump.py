@@ -331,6 +331,8 @@ def _field_literal(expr, kind: str) -> Any:
     if isinstance(expr, ED.LitDecl):
         if kind == "int" and type(expr.value) is int:
             return expr.value
+        if kind == "bool" and type(expr.value) is bool:
+            return expr.value
         if kind == "dtype" and isinstance(expr.value, str) and expr.value in dtypes.BY_NAME:
             return dtypes.BY_NAME[expr.value]
         if kind == "dimension_numbers" and isinstance(expr.value, str):

@@ -42,7 +42,8 @@ def view_of(egraph: EGraph) -> EGraphView:
     else the one `Args` class bound by `let` to `ROOT_LET` (a cons list of outputs, for small e-graphs)."""
     raw = egraph._egraph
     frozen = raw.freeze()
-    decode = {"i64": raw.value_to_i64, "f64": raw.value_to_f64, "String": raw.value_to_string}
+    decode = {"i64": raw.value_to_i64, "f64": raw.value_to_f64, "String": raw.value_to_string,
+              "bool": raw.value_to_bool, "Bool": raw.value_to_bool}
 
     def primitive(sort: str, value) -> Any:
         if sort in decode:

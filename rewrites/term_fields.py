@@ -5,6 +5,7 @@ textual field holds. `rewrites.terms` gives each param of a term primitive's con
 |---------------------|-------------|-----------------------------------------------------------------|
 | `int`               | i64         | an int (param kinds int, nat)                                   |
 | `ints`              | Vec[i64]    | a tuple of ints                                                 |
+| `bool`              | Bool        | True or False                                                   |
 | `dtype`             | String      | the dtype's name                                                |
 | `dimension_numbers` | String      | dot_general's numbers as Python literal text                    |
 | `text`              | String      | any other param's printed text, which reads back as its value   |
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from egglog import StringLike, Vec, i64
+from egglog import Bool, StringLike, Vec, i64
 
 from ir.errors import EqjaxError
 from rewrites import egglog_fast  # noqa: F401  (before any expression is built)
@@ -84,6 +85,7 @@ def _decode_dtype(s: str):
 
 
 INT = FieldKind("int", i64, _encode_int, int, _nearest_int)
+BOOL = FieldKind("bool", Bool, lambda v: v if type(v) is bool else None, bool, lambda v: v if type(v) is bool else None)
 INTS = FieldKind("ints", Vec[i64], _encode_ints, lambda v: tuple(int(d) for d in v), _nearest_ints)
 DTYPE = FieldKind("dtype", StringLike, _encode_dtype, _decode_dtype, _encode_dtype)
 
@@ -207,7 +209,7 @@ def operand_dtype_marker(index: int) -> str:
 
 # The field kind of each param kind a catalogue row marks `term_field` (ir/primitives/schema.py), and of the
 # other params that always hold a value of their kind (required, not optional).
-FIELD_KINDS: dict[str, FieldKind] = {"int": INT, "nat": INT, "ints": INTS, "dtype": DTYPE,
+FIELD_KINDS: dict[str, FieldKind] = {"int": INT, "nat": INT, "ints": INTS, "dtype": DTYPE, "bool": BOOL,
                                      "dot_dims": DIMENSION_NUMBERS}
 
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from egglog import EGraph, Expr, String, StringLike, Vec, f64Like, function, i64, i64Like, method, relation, var
+from egglog import Bool, EGraph, Expr, String, StringLike, Vec, f64Like, function, i64, i64Like, method, relation, var
 from egglog.declarations import LitDecl
 
 from ir.errors import JaxprTypeError
@@ -409,4 +409,4 @@ def _term_uses() -> tuple:
 
 
 def _placeholder(kind: FieldKind):
-    return {"int": i64(0), "ints": Vec[i64].empty()}.get(kind.name, "")
+    return {"int": i64(0), "ints": Vec[i64].empty(), "bool": Bool(False)}.get(kind.name, "")

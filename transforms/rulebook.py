@@ -5,7 +5,8 @@ A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`
 often needs values computed in Python from the equation's params and avals (kept axes, a shifted
 permutation, the params of a node it builds). `Values(fn, name=TYPE, ...)` declares them, each with its
 type; the builder computes `fn(...)` and writes the values into the node as a `Vals` list, in declaration
-order (`ValueStore`): `vints(Vec[i64], ..)`, `vint(i64, ..)`, `vstr(String, ..)`, ending with `vnil()`.
+order (`ValueStore`): `vints(Vec[i64], ..)`, `vint(i64, ..)`, `vstr(String, ..)`, `vbool(Bool, ..)`, ending
+with `vnil()`.
 The rule's left-hand side matches that list with a pattern variable per value (`value_pattern`) and its
 lambda gets the variables by name.
 
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from egglog import Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
+from egglog import Bool, BoolLike, Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
 from egglog import bindings as eb
 
 from rewrites.build_terms import B
@@ -64,12 +65,17 @@ class Vals(Expr, egg_sort="Vals"):
     @classmethod
     def of_str(cls, value: StringLike, rest: Vals) -> Vals: ...
 
+    @method(egg_fn="vbool")
+    @classmethod
+    def of_bool(cls, value: BoolLike, rest: Vals) -> Vals: ...
+
 
 # Per slot kind: the value's sort, its Vals constructor, and how the builder writes it.
 _SLOTS = {"ints": (Vec[i64], Vals.of_ints, "vints", lambda v: B.ints(tuple(int(d) for d in v))),
           "int": (i64, Vals.of_int, "vint", lambda v: B.int(int(v))),
-          "str": (String, Vals.of_str, "vstr", lambda v: B.string(v if isinstance(v, str) else str(v)))}
-_FIELD_SLOT = {"int": "int", "ints": "ints"}  # any other field kind is a String
+          "str": (String, Vals.of_str, "vstr", lambda v: B.string(v if isinstance(v, str) else str(v))),
+          "bool": (Bool, Vals.of_bool, "vbool", lambda v: B.bool(v))}
+_FIELD_SLOT = {"int": "int", "ints": "ints", "bool": "bool"}  # any other field kind is a String
 
 
 @dataclass(frozen=True)
