@@ -3,9 +3,9 @@ e-graph (AD's, batching's, control flow's): the same constructors rules write wi
 without egglog's Python expression layer, which costs about a millisecond per term (the loader's reason,
 `rewrites.encode`).
 
-    B.add(x, y)                                    a primitive of `SPECS`: its operands, then its typed
-    B.broadcast_in_dim(x, shape=(2, 3), broadcast_dimensions=(1,))   fields by name (Python values), then
-    B.reduce_sum(x, axes=(0,), extra="")           `extra`, its other params' key ("" the defaults)
+    B.add(x, y)                                    a primitive of `SPECS`: its operands, then its fields
+    B.broadcast_in_dim(x, shape=(2, 3), broadcast_dimensions=(1,))   by name (Python values); a field not
+    B.reduce_sum(x, axes=(0,))                     given gets its default (`rewrites.terms.default_value`)
     B.get(tup, k)   B.call(prim, extra, operands)   B.args(operands)
     B.ints((2, 3))  B.int(k)   B.string(s)   B.vec([...])        literals and containers
     B.function("jvp_of")(...)                       a transform's own constructor, by its egglog name
@@ -21,8 +21,8 @@ from typing import Any
 
 from egglog import bindings as eb
 
-from rewrites.encode import egg_int, egg_ints, egg_str
-from rewrites.terms import SPECS, TermSpec
+from rewrites.encode import egg_bool, egg_int, egg_ints, egg_str
+from rewrites.terms import SPECS, TermSpec, default_value, field_value
 
 _SPAN = eb.PanicSpan()
 Term = eb.Call | eb.Lit
@@ -39,18 +39,22 @@ def _term(x: Any) -> Term:
 
 
 # How each field kind of `rewrites.terms` is written from its Python value (what `FieldKind.encode` gives).
-_FIELD = {"int": _int, "ints": _ints, "dtype": _string, "dimension_numbers": _string}
+_FIELD = {"int": _int, "ints": _ints, "bool": egg_bool}
 
 
 def _primitive(spec: TermSpec) -> Callable[..., eb.Call]:
     name, children = spec.constructor_name, spec.children
-    fields = [(field, _FIELD[kind.name]) for field, kind in spec.fields]
+    fields = [(field, _FIELD.get(kind.name, _string)) for field, kind in spec.fields]
+    required = spec.field_names[:spec.positional]
 
-    def build(*operands: Term, extra: str = "", **values: Any) -> eb.Call:
-        if len(operands) != children or len(values) != len(fields):
+    def build(*operands: Term, **values: Any) -> eb.Call:
+        if len(operands) != children or not set(required) <= set(values) or not set(values) <= set(spec.field_names):
             what = "one Args list" if spec.arity is None else f"{children} operands"
-            raise TypeError(f"{spec.primitive} takes {what} and the fields {[f for f, _ in fields]}")
-        return eb.Call(_SPAN, name, [*operands, *(write(values[field]) for field, write in fields), _string(extra)])
+            raise TypeError(f"{spec.primitive} takes {what}, the fields {list(required)} and optionally "
+                            f"{list(spec.field_names[spec.positional:])}, got {sorted(values)}")
+        held = [field_value(spec, field, values[field]) if field in values else default_value(spec, field)
+                for field, _ in fields]
+        return eb.Call(_SPAN, name, [*operands, *(write(v) for (_, write), v in zip(fields, held, strict=True))])
 
     build.__name__ = build.__qualname__ = spec.primitive
     return build
@@ -66,6 +70,10 @@ class _Builders:
     @staticmethod
     def string(v: str) -> eb.Lit:
         return _string(v)
+
+    @staticmethod
+    def bool(v: bool) -> eb.Lit:
+        return egg_bool(v)
 
     @staticmethod
     def ints(v: Sequence[int]) -> eb.Call:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rewrites.decode import args_classes
 from rewrites.egraph_view import EGraphView, canonical
+from rewrites.terms import SPECS, default_value
 
 _LEAF_NAMES = {"inp": "in", "const": "const", "barg": "arg"}
 
@@ -75,9 +76,25 @@ def node_text(view: EGraphView, i: int, child_text) -> str:
         return "[]"
     if node.op == "cons":
         return "[" + ", ".join(map(child_text, [node.children[0], *args_classes(view, node.children[1])])) + "]"
-    params = [canonical(p) for p in node.payload if p not in ("", ())]
+    params = [canonical(p) for p in _shown_params(node) if p not in ("", ())]
     head = node.op + (f"[{', '.join(params)}]" if params else "")
     return f"{head}({', '.join(child_text(c) for c in node.children)})"
+
+
+def _shown_params(node) -> list:
+    """A node's payload without the keyword fields that hold their defaults (what a rule builds unasked)."""
+    spec = SPECS.get(node.op)
+    if spec is None:
+        return list(node.payload)
+    shown = list(node.payload[:spec.positional])
+    for (name, _), value in zip(spec.keyword_fields, node.payload[spec.positional:], strict=True):
+        try:
+            if value == default_value(spec, name):
+                continue
+        except TypeError:  # no default: always shown
+            pass
+        shown.append(value)
+    return shown
 
 
 def closest(view: EGraphView, left: str, right: str, terms: Terms | None = None) -> Closest:

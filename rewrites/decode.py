@@ -17,7 +17,7 @@ from ir.primitives import abstract_eval, get_primitive
 from ir.typecheck import typecheck
 from rewrites.egraph_view import EGraphView, ENode
 from rewrites.encode import Encoding
-from rewrites.terms import SPECS, TermSpec, default_params
+from rewrites.terms import SPECS, decode_fields
 
 _LISTS = frozenset({"cons", "nil", "body", "bcons", "bnil"})  # nodes that are not arrays: no aval
 
@@ -27,28 +27,11 @@ class UnsoundRewrite(EqjaxError):
 
 
 def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict:
-    """The full params of a primitive node: its typed fields and its `extra` params."""
+    """The full params of a primitive node: its fields (a term primitive's) or its `extra` params."""
     if node.op in ("call", "hcall"):
         prim, extra = node.payload
         return dict(enc.params_of(extra)) if extra else {}
-    spec = SPECS[node.op]
-    *fields, extra = node.payload
-    params = {name: kind.decode(v) for (name, kind), v in zip(spec.fields, fields, strict=True)}
-    if extra:
-        params.update(spelled_as_given(spec, params, enc.params_of(extra)))
-    else:
-        defaults = default_params(node.op, in_avals)
-        if defaults is None:
-            raise EqjaxError(f"a rule built a {node.op} node without params, and {node.op} has no defaults")
-        params.update(defaults)
-    return params
-
-
-def spelled_as_given(spec: TermSpec, fields: dict, extra: dict) -> dict:
-    """`extra`'s params, where one that spells a typed field's value (`np.int64(1)` for 1, `encode_fields`)
-    stays only if the field still holds that value: a rule that rewrote the field carried the old spelling."""
-    return {name: v for name, v in extra.items()
-            if name not in fields or spec.kind_of(name).nearest(v) == spec.kind_of(name).nearest(fields[name])}
+    return decode_fields(SPECS[node.op], node.payload, in_avals)
 
 
 def node_primitive(node: ENode) -> str:

@@ -10,9 +10,10 @@ command per few hundred equations (about 0.1 ms per equation at 5,000 equations)
 meaning for NumPy evaluation, and inlining lets rules work across it. Control flow (`scan`, `while`,
 `cond`) is an `hcall` node whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules
 rewrite inside them; its other params and its result avals live on the Python side
-(`Encoding.hcall_key`). Other higher-order primitives (`custom_jvp_call`, `remat2`, ...) are held as
-`call` nodes (or their own constructors) whose jaxpr-valued params live on the Python side
-(`Encoding.extras`).
+(`Encoding.hcall_key`). Other multi-result and higher-order primitives (`custom_jvp_call`, `remat2`,
+`sort`, ...) are held as `call` nodes whose params live on the Python side (`Encoding.extras`, keyed by
+the node's `extra` text); a single-result primitive's params are all fields of its own constructor
+(`rewrites.terms`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.primitives import get_primitive, primitives_with
 from ir.text.printer import value_text
-from rewrites.terms import SPECS, Arr, alias, declare, declare_terms, default_params, encode_fields, ref
+from rewrites.terms import SPECS, Arr, alias, declare, declare_terms, encode_fields, ref
 
 INLINED = frozenset(primitives_with("call"))  # jit, pjit, closed_call, core_call: their bodies are encoded in place
 _JAXPR_PARAM_KEYS = ("jaxpr", "call_jaxpr")
@@ -56,7 +57,11 @@ def egg_ints(v: Sequence[int]) -> eb.Call:
     return egg_call("vec-of", *map(egg_int, v)) if len(v) else egg_call("vec-empty")
 
 
-_FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints}
+def egg_bool(v: bool) -> eb.Lit:
+    return eb.Lit(_SPAN, eb.Bool(bool(v)))
+
+
+_FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints, "bool": egg_bool}
 
 
 # The params of each control-flow primitive that hold its bodies, in the order of `hcall`'s body list.
@@ -115,7 +120,8 @@ class HigherOrder:
 
 @dataclass
 class Encoding:
-    """What the e-graph's leaves and `extra` keys stand for, to decode extracted terms."""
+    """What the e-graph's leaves and the `extra` keys of `call`/`hcall` nodes stand for, to decode extracted
+    terms."""
 
     in_avals: list[ShapedArray]
     consts: list[np.ndarray] = field(default_factory=list)
@@ -151,11 +157,9 @@ class Encoding:
             self.literal_consts.add(len(self.consts) - 1)
         return len(self.consts) - 1
 
-    def extra_key(self, prim: str, params: dict, in_avals: list | None = None) -> str:
-        """"" for the primitive's default params, else their printed text (a numbered key when they
+    def extra_key(self, prim: str, params: dict) -> str:
+        """The `extra` key of a multi-result equation's params: their printed text (a numbered key when they
         hold jaxprs, which print long)."""
-        if in_avals is not None and params == default_params(prim, in_avals):
-            return ""
         if any(_holds_jaxpr(v) for v in params.values()):
             key = f"{prim}#{sum(1 for k in self.extras if k.startswith(prim + '#'))}"
         else:
@@ -164,33 +168,16 @@ class Encoding:
         return key
 
     def params_of(self, key: str) -> dict:
-        """The params an `extra` key stands for: this program's, else those a compiled rule registered."""
+        """The params an `extra` key of a `call` or `hcall` node stands for."""
         params = self.extras.get(key)
         if params is None:
-            params = RULE_EXTRAS.get(key)
-        if params is None:
-            raise KeyError(f"no params for the extra key {key!r}: neither the program nor a loaded rule made it")
+            raise KeyError(f"no params for the extra key {key!r}: the program did not make it")
         return params
-
-
-# The `extra` keys of nodes that rules compiled from text build (`rewrites.rulecompile`), with their params.
-# A rule is compiled once and used with many programs, so decoding falls back to this table for a key the
-# program's own `Encoding.extras` does not hold. Keys are the params' text, so one key means one params dict.
-RULE_EXTRAS: dict[str, dict] = {}
 
 
 def params_key(params: dict) -> str:
     """The `extra` key of params that hold no jaxpr: their printed text ("-" for none)."""
     return " ".join(f"{k}={value_text(v)}" for k, v in sorted(params.items())) or "-"
-
-
-def register_rule_extra(params: dict) -> str:
-    """The key of `params` for a node a compiled rule builds; decoding finds them by it."""
-    if any(_holds_jaxpr(v) for v in params.values()):
-        raise ValueError("a rule cannot build a node whose params hold a jaxpr")
-    key = params_key(params)
-    RULE_EXTRAS.setdefault(key, dict(params))
-    return key
 
 
 def _holds_jaxpr(value: Any) -> bool:
@@ -475,10 +462,10 @@ def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[
         raise UnsupportedPrimitive(prim, "term", "ir/primitives")
     if spec.arity not in (None, len(operands)):
         raise UnsupportedPrimitive(prim, f"term with {len(operands)} operands (dynamic shapes)", "rewrites/terms.py")
-    values, rest = encode_fields(spec, params)
+    values = encode_fields(spec, params, in_avals)
     fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
     children = [egg_args(operands)] if spec.arity is None else operands
-    return [egg_call(spec.constructor_name, *children, *fields, egg_str(enc.extra_key(prim, rest, in_avals)))]
+    return [egg_call(spec.constructor_name, *children, *fields)]
 
 
 def _known(prim: str) -> bool:

@@ -9,13 +9,13 @@ reads them back.
 Compiling. A variable is an `Arr` pattern variable; a literal is `Arr.scalar(v, d)` with one dtype variable
 `d` shared by the rule's literals (as `rewrites.rules.common.lit`); when only the side being built holds
 literals, `d` is bound to the dtype of the literal's nearest variable operand. A primitive is its typed
-constructor (`rewrites.terms.CONSTRUCTORS`; a variadic primitive's operands are one `Args` list), its typed
-fields given (a param that does not fit its field is refused), with `extra` "" when the other params are the
-primitive's defaults (left-out params are defaults) and otherwise the key of those params, registered in
-`rewrites.encode.RULE_EXTRAS` so that decoding finds them. A literal that is the whole right-hand side
-becomes an array of the left side's shape and dtype (`rewrites.rules.common.filled`); a variable that is the
-whole right-hand side must have the left side's shape and dtype (added conditions, as `shaped_like` in
-`rules/arith.py`).
+constructor (`rewrites.terms.CONSTRUCTORS`; a variadic primitive's operands are one `Args` list), its
+positional fields given (a param that does not fit its field is refused), its keyword fields the params
+given or else their defaults (`rewrites.terms.default_value`), or with `extra=s` the variables `s_<field>`
+(the primitives given one `s` must have the same keyword fields, so that they carry params over). A literal that is
+the whole right-hand side becomes an array of the left side's shape and dtype (`rewrites.rules.common.
+filled`); a variable that is the whole right-hand side must have the left side's shape and dtype (added
+conditions, as `shaped_like` in `rules/arith.py`).
 Conditions become the value analysis' relations, dtype tests on `dtype_of`, `shape_of` equalities; an
 `integer(x)` condition gives one egglog rule per integer dtype.
 """
@@ -28,13 +28,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from egglog import RewriteOrRule, String, Vec, birewrite, eq, f64, i64, rewrite, var
+from egglog import Bool, RewriteOrRule, String, Vec, birewrite, eq, f64, i64, rewrite, var
 
 from ir import dtypes
-from ir.core import ShapedArray
 from rewrites.analyses.shapes import float_dtype
 from rewrites.analyses.values import above_minus_one, finite, nonneg, nonzero, positive, within_one
-from rewrites.encode import register_rule_extra
 from rewrites.pattern import App, Condition, Lit, Param, Pattern, PatternRule, Var, params, variables
 from rewrites.rule import Rule, RuleError, check_rules
 from rewrites.ruletext import (
@@ -45,7 +43,7 @@ from rewrites.ruletext import (
     format_pattern,
     parse_rule_file,
 )
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, args_list, default_params, dtype_of, shape_of
+from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, args_list, default_value, dtype_of, field_value, shape_of
 
 RELATIONS = {"positive": positive, "nonneg": nonneg, "nonzero": nonzero, "within_one": within_one,
              "above_minus_one": above_minus_one, "finite": finite}
@@ -110,6 +108,7 @@ class _Compiler:
     def __init__(self, r: PatternRule):
         self.r = r
         self.egg_vars: dict[str, tuple[str, Any]] = {}  # name -> (its sort, the egglog variable)
+        self.extra_prims: dict[str, tuple] = {}  # `extra=` variable -> (first primitive, its keyword fields)
         self.lit_dtype = var("__d", String)
 
     def fail(self, message: str) -> Exception:
@@ -122,8 +121,7 @@ class _Compiler:
         conditions: list = []
         if isinstance(r.rhs, Lit):
             shape, dtype = var("__shape", Vec[i64]), var("__out_dtype", String)
-            rhs = CONSTRUCTORS["broadcast_in_dim"](self.scalar(r.rhs.value, dtype, "rhs"), shape,
-                                                  Vec[i64].empty(), "")
+            rhs = T.broadcast_in_dim(self.scalar(r.rhs.value, dtype, "rhs"), shape, Vec[i64].empty())
             conditions += [eq(shape_of(lhs)).to(shape), eq(dtype_of(lhs)).to(dtype)]
         elif isinstance(r.rhs, Var):
             rhs = self.term(r.rhs, "rhs")
@@ -198,13 +196,18 @@ class _Compiler:
         extra = given.pop(EXTRA, None)
         spec = SPECS[p.prim]
         values, rest = self.fields(spec, given)
-        key = self.egg_var(extra.name, String) if extra is not None else self.leftover_key(p.prim, rest, len(args))
+        if extra is not None:
+            values += self.carried(spec, extra.name)
+        else:
+            values += [_egg_value(kind.name, field_value(spec, name, rest[name]) if name in rest
+                                  else default_value(spec, name)) for name, kind in spec.keyword_fields]
         children = [args_list(args)] if spec.arity is None else args
-        return CONSTRUCTORS[p.prim](*children, *values, key)
+        return CONSTRUCTORS[p.prim](*children, *values)
 
     def fields(self, spec, given: dict) -> tuple[list, dict]:
+        """The positional fields' values (variables or constants) and the params left."""
         values, rest = [], dict(given)
-        for name, kind in spec.fields:
+        for name, kind in spec.positional_fields:
             value = rest.pop(name)
             if isinstance(value, Param):
                 values.append(self.egg_var(value.name, kind.egg_type))
@@ -216,17 +219,16 @@ class _Compiler:
             values.append(_egg_value(kind.name, encoded))
         return values, rest
 
-    def leftover_key(self, prim: str, rest: dict, n_operands: int) -> str:
-        """"" when the params besides the typed fields are the defaults, else their registered key."""
-        fixed, varying = _defaults(prim, n_operands)
-        merged = {**fixed, **rest}
-        if merged == fixed and not varying & rest.keys():
-            return ""
-        missing = sorted(varying - rest.keys())
-        if missing:
-            raise self.fail(f"{prim} has non-default params, so give {', '.join(missing)} too (its default "
-                            "depends on the operands' dtypes)")
-        return register_rule_extra(merged)
+    def carried(self, spec, name: str) -> list:
+        """The variables `extra=name` stands for: one per keyword field of `spec`'s primitive; every primitive
+        `name` is given to must have the same keyword fields (`reduce_max` and `reduce_min` do)."""
+        fields = tuple((field, kind.name) for field, kind in spec.keyword_fields)
+        prim, first = self.extra_prims.setdefault(name, (spec.primitive, fields))
+        if first != fields:
+            raise self.fail(f"{EXTRA}={name} binds the params of {prim}, so it cannot give those of "
+                            f"{spec.primitive} (other params)")
+        return [self.egg_var(f"{name}_{field}", String if kind.textual else kind.egg_type)
+                for field, kind in spec.keyword_fields]
 
     def literal_dtype(self) -> list:
         """Bind the literals' dtype when a side being built holds literals its matched side does not bind."""
@@ -264,14 +266,9 @@ def _egg_value(kind: str, value):
         return i64(value)
     if kind == "ints":
         return Vec[i64](*map(i64, value)) if value else Vec[i64].empty()
+    if kind == "bool":
+        return Bool(value)
     return String(value)
-
-
-def _defaults(prim: str, arity: int) -> tuple[dict, set]:
-    """The default params that do not depend on the operands, and the names of those that do."""
-    by_dtype = [default_params(prim, [ShapedArray((), dt)] * arity) or {} for dt in (dtypes.float32, dtypes.float64)]
-    fixed = {k: v for k, v in by_dtype[0].items() if k in by_dtype[1] and by_dtype[1][k] == v}
-    return fixed, set(by_dtype[0]) - set(fixed)
 
 
 def _apps(*patterns: Pattern) -> Iterable[App]:

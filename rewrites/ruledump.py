@@ -4,7 +4,8 @@
     dump_rule(rule) -> [PatternRule]       one pattern rule per egglog object of a `Rule`
     dump_rules(rules) -> str               rules in the text format (`dump_builtin_rules()`: every built-in one)
 
-Dumping. Typed field values become params, field variables `Param`s, `extra` variables `extra=NAME`,
+Dumping. Field values become params (keyword fields at their defaults left out), positional field
+variables `Param`s, the keyword fields' variables `NAME_<field>` `extra=NAME`,
 `Arr.scalar(v, d)` a literal, `filled(v)` as the whole right-hand side a literal; dtype and shape facts
 become `float`, `real` and `shape_eq` conditions or are dropped where compiling adds them back (the literal
 dtype binding, the shape and dtype of a bare-variable or literal right-hand side). Anything else (a param
@@ -27,7 +28,6 @@ from egglog import declarations as ED
 from egglog.pretty import pretty_decl
 
 from ir import dtypes
-from rewrites.encode import RULE_EXTRAS
 from rewrites.pattern import App, Condition, Lit, Origin, Param, Pattern, PatternRule, Var
 from rewrites.rule import Rule, RuleError
 from rewrites.rulecompile import RELATIONS
@@ -36,7 +36,7 @@ from rewrites.ruletext import (
     format_rule,
     reloadable,
 )
-from rewrites.terms import BY_EGG_NAME, SPECS
+from rewrites.terms import BY_EGG_NAME, SPECS, default_value
 
 
 def dump_rule(rule: Rule) -> list[PatternRule]:
@@ -137,9 +137,10 @@ class _Dumper:
     def constructor(self, spec, args) -> App:
         held = _cons_items(args[0]) if spec.arity is None else args[:spec.children]
         operands = [self.pattern(a) for a in held]
-        found = {name: self.field(a, kind.name) for (name, kind), a in zip(spec.fields, args[spec.children:-1],
-                                                                             strict=True)}
-        found.update(self.extra(args[-1]))
+        fields = args[spec.children:]
+        found = {name: self.field(a, kind.name) for (name, kind), a in zip(spec.positional_fields, fields,
+                                                                             strict=False)}
+        found.update(self.keyword_params(spec, fields[spec.positional:]))
         return App(spec.primitive, tuple(sorted(found.items())), tuple(operands))
 
     def field(self, typed, kind: str) -> Any:
@@ -154,19 +155,30 @@ class _Dumper:
         self.field_vars.add(name)
         return Param(name)
 
-    def extra(self, typed) -> dict:
-        """The params an `extra` value stands for: none for the defaults, `extra=NAME` for a variable."""
-        expr = typed.expr
-        if isinstance(expr, ED.UnboundVarDecl):
-            self.field_vars.add(expr.name)
-            return {EXTRA: Param(expr.name)}
-        if isinstance(expr, ED.LitDecl) and expr.value in ("", "-"):
-            return {}
-        if isinstance(expr, ED.LitDecl) and expr.value in RULE_EXTRAS:
-            return dict(RULE_EXTRAS[expr.value])
-        name = self.defined(expr, "c")
-        self.field_vars.add(name)
-        return {EXTRA: Param(name)}
+    def keyword_params(self, spec, typed: Sequence) -> dict:
+        """The params a node's keyword fields stand for: `extra=NAME` when they are the variables `NAME_<field>`
+        (`rewrites.rulecompile`), else each field's value unless it is the default."""
+        exprs = [t.expr for t in typed]
+        names = [field for field, _ in spec.keyword_fields]
+        if exprs and all(isinstance(e, ED.UnboundVarDecl) for e in exprs):
+            prefixes = {e.name[:-len(field) - 1] for e, field in zip(exprs, names, strict=True)
+                        if e.name.endswith("_" + field)}
+            if len(prefixes) == 1 and all(e.name.endswith("_" + f) for e, f in zip(exprs, names, strict=True)):
+                [prefix] = prefixes
+                self.field_vars.update(e.name for e in exprs)
+                return {EXTRA: Param(prefix)}
+        found = {}
+        for (field, kind), expr in zip(spec.keyword_fields, exprs, strict=True):
+            value = expr.value if isinstance(expr, ED.LitDecl) else _field_literal(expr, kind.name)
+            if value is not None and value == default_value(spec, field):
+                continue
+            if value is not None and not (kind.textual and str(value).startswith("<")):  # not a marker
+                found[field] = kind.decode(value) if kind.textual else value
+                continue
+            name = self.defined(expr, "c") if not isinstance(expr, ED.UnboundVarDecl) else expr.name
+            self.field_vars.add(name)
+            found[field] = Param(name)
+        return found
 
     def literal(self, call: ED.CallDecl, standalone: bool = False) -> Pattern:
         value, dtype = (a.expr for a in call.args)
@@ -194,11 +206,12 @@ class _Dumper:
         if not (isinstance(expr, ED.CallDecl) and isinstance(expr.callable, ED.FunctionRef)
                 and expr.callable.ident.name == SPECS["broadcast_in_dim"].constructor_name):
             return None
-        value, shape, dims, extra = (a.expr for a in expr.args)
+        value, shape, dims, sharding = (a.expr for a in expr.args)
+        default = default_value(SPECS["broadcast_in_dim"], "sharding")
         if not (isinstance(value, ED.CallDecl) and isinstance(value.callable, ED.ClassMethodRef)
                 and value.callable.method_name == "scalar" and isinstance(value.args[0].expr, ED.LitDecl)
                 and isinstance(shape, ED.UnboundVarDecl) and _field_literal(dims, "ints") == ()
-                and isinstance(extra, ED.LitDecl) and extra.value == ""):
+                and isinstance(sharding, ED.LitDecl) and sharding.value == default):
             return None
         self.filled_shape = shape.name
         return self.literal(value, standalone=True)
@@ -317,6 +330,8 @@ def _field_literal(expr, kind: str) -> Any:
     """A typed field's value as JAX prints it, if `expr` is a constant of the field's kind, else None."""
     if isinstance(expr, ED.LitDecl):
         if kind == "int" and type(expr.value) is int:
+            return expr.value
+        if kind == "bool" and type(expr.value) is bool:
             return expr.value
         if kind == "dtype" and isinstance(expr.value, str) and expr.value in dtypes.BY_NAME:
             return dtypes.BY_NAME[expr.value]

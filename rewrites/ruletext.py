@@ -12,8 +12,9 @@ A line is `NAME CLASS LHS (=> | <=>) RHS [if COND, ...] [# math]`:
   literal of its context's dtype), an identifier (an array variable), or `prim[params](args, ...)` with
   the primitive and its params as JAX prints them (`ir.text.parser` reads the params; params equal to
   the primitive's defaults may be left out). A bare identifier as a param value is a param variable
-  (`transpose[permutation=p](x)`); `extra=s` binds all the params besides the typed ones
-  (`rewrites.terms.SPECS`), so a rule can carry them over (`neg[extra=s](x)`).
+  (`transpose[permutation=p](x)`) of a positional field (`rewrites.terms.TermSpec.positional_fields`);
+  `extra=s` binds all the other params (the keyword fields), so a rule can carry them over to a node of
+  the same primitive (`reduce_sum[axes=a, extra=s](x)`).
 - Conditions: `x > 0`, `x >= 0`, `x != 0`, `-1 <= x <= 1` (or `abs(x) <= 1`), `x >= -1`, `finite(x)`,
   `float(x)`, `integer(x)`, `real(x)` (no complex dtype), `shape(x) == shape(y)`.
 - The rest of a line after `#` is the rule's math comment; a line starting with `#` is a comment.
@@ -34,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ir.errors import EqjaxError, JaxprSyntaxError, UnsupportedPrimitive, located
+from ir.errors import EqjaxError, JaxprSyntaxError, JaxprTypeError, UnsupportedPrimitive, located
 from ir.params import Symbol
 from ir.primitives import Primitive, Variadic
 from rewrites.pattern import App, Condition, Lit, Origin, Param, Pattern, PatternRule, Var, variables
@@ -379,7 +380,7 @@ class _RuleParser:
             message = str(err).split("\n")[0].split(": ", 1)[-1].split(" (expected")[0]
             raise self.error(message, err.column - 1, err.expected) from None
         spec = SPECS.get(prim)
-        field_kinds = {name: kind.name for name, kind in spec.fields} if spec else {}
+        field_kinds = {name: kind.name for name, kind in spec.positional_fields} if spec else {}
         out = {}
         for key, value in found.items():
             if isinstance(value, Symbol) and _IDENT.fullmatch(value):
@@ -493,15 +494,15 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
     if not low <= n_args <= high:
         want = str(low) if low == high else f"at least {low}" if high == _MANY else f"{low} to {high}"
         return f"{prim} takes {want} operand{'s' if want != '1' else ''}, got {n_args}", f"{want} operands", "args"
-    fields = dict(spec.fields)
+    fields = dict(spec.positional_fields)
     extra = found.get(EXTRA)
     if EXTRA in found and not isinstance(extra, Param):
         return f"{EXTRA}= binds the other params of a node: its value must be a variable", f"{EXTRA}=NAME", "params"
     for key, value in found.items():
         if isinstance(value, Param) and key not in fields and key != EXTRA:
             typed = ", ".join(fields) or "none"
-            return (f"param {key!r} of {prim} cannot be a variable (typed params: {typed}; {EXTRA}=NAME binds "
-                    "the others)", "a value as JAX prints it", "params")
+            return (f"param {key!r} of {prim} cannot be a variable (positional fields: {typed}; {EXTRA}=NAME "
+                    "binds the others)", "a value as JAX prints it", "params")
     missing = [k for k in fields if k not in found]
     if missing:
         return f"{prim} needs param {missing[0]!r}", f"{missing[0]}=VALUE or {missing[0]}=VARIABLE", "params"
@@ -510,8 +511,9 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
         return f"{EXTRA}={extra.name} binds every other param; {others[0]!r} cannot be given too", \
             f"either {EXTRA}= or the params", "params"
     unfit = [k for k, kind in fields.items() if not isinstance(found[k], Param) and kind.encode(found[k]) is None]
+    unfit += [k for k in others if not _fits(spec, k, found[k])]
     if unfit:
-        return f"param {unfit[0]!r} of {prim} does not fit its typed field", "a value of the field's kind", "params"
+        return f"param {unfit[0]!r} of {prim} does not fit its field", "a value of the field's kind", "params"
     if extra is None:
         given = set(found) | set(fields) | set(_default_keys(prim, spec))
         required = _required_params(SHAPE_RULES.get(prim))
@@ -519,6 +521,19 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
         if absent:
             return f"{prim} needs param {absent[0]!r}", f"{absent[0]}=VALUE", "params"
     return None
+
+
+def _fits(spec, name: str, value) -> bool:
+    """Whether `value` fits the field `name` (False for a param the primitive does not have)."""
+    from rewrites.terms import field_value
+
+    if name not in spec.field_names:
+        return False
+    try:
+        field_value(spec, name, value)
+    except JaxprTypeError:
+        return False
+    return True
 
 
 _MANY = 1 << 30
@@ -541,11 +556,10 @@ def _required_params(rule) -> list[str]:
 
 
 def _default_keys(prim: str, spec) -> list[str]:
+    """The params a node of `prim` gets without the rule giving them (`rewrites.terms.default_value`)."""
     if spec is None:
         return []
-    from ir.core import ShapedArray
-    from ir.dtypes import float64
-    from rewrites.terms import default_params
+    from ir.primitives import PRIMITIVES
 
-    return list(default_params(prim, [ShapedArray((), float64)] * spec.children) or {})
-
+    params = PRIMITIVES[prim].params
+    return [name for name, _ in spec.keyword_fields if params[name].has_default]

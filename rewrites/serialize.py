@@ -10,7 +10,7 @@ holds its primitive values, decoded:
     inp(k) / const(k)          payload (k,)
     barg(b, k)                 payload (b, k)
     scalar(v, dtype)           payload (v, dtype)
-    p_<prim>(xs.., fields.., extra)   op = the primitive, payload (field values..., extra); a variadic
+    p_<prim>(xs.., fields..)          op = the primitive, payload (its field values...); a variadic
                                       primitive's one child is its `Args` list
     call(prim, extra, args)           op "call", payload (prim, extra)
     hcall(prim, extra, args, bodies)  op "hcall", payload (prim, extra), children (args, bodies)
@@ -42,7 +42,8 @@ def view_of(egraph: EGraph) -> EGraphView:
     else the one `Args` class bound by `let` to `ROOT_LET` (a cons list of outputs, for small e-graphs)."""
     raw = egraph._egraph
     frozen = raw.freeze()
-    decode = {"i64": raw.value_to_i64, "f64": raw.value_to_f64, "String": raw.value_to_string}
+    decode = {"i64": raw.value_to_i64, "f64": raw.value_to_f64, "String": raw.value_to_string,
+              "bool": raw.value_to_bool, "Bool": raw.value_to_bool}
 
     def primitive(sort: str, value) -> Any:
         if sort in decode:

@@ -5,13 +5,15 @@ A transform's builder emits one node per equation (`jvp_of`, `vjp_of`, `vmap_of`
 often needs values computed in Python from the equation's params and avals (kept axes, a shifted
 permutation, the params of a node it builds). `Values(fn, name=TYPE, ...)` declares them, each with its
 type; the builder computes `fn(...)` and writes the values into the node as a `Vals` list, in declaration
-order (`ValueStore`): `vints(Vec[i64], ..)`, `vint(i64, ..)`, `vstr(String, ..)`, ending with `vnil()`.
+order (`ValueStore`): `vints(Vec[i64], ..)`, `vint(i64, ..)`, `vstr(String, ..)`, `vbool(Bool, ..)`, ending
+with `vnil()`.
 The rule's left-hand side matches that list with a pattern variable per value (`value_pattern`) and its
 lambda gets the variables by name.
 
-Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict held as a `<prim>` node's `extra` key) and
-`node(prim)` (a whole `<prim>` node's params: its typed fields and its extra key; the rule gets an `Op`
-that builds the node with its typed constructor).
+Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict for a `<prim>` node the rule builds: its keyword
+fields, one value each, which the rule gets as a dict to pass on, `T.gather(g, i, **read)`) and `node(prim)`
+(a whole `<prim>` node's params, every field; the rule gets an `Op` that builds the node with its
+constructor).
 
 Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to the rule's query.
 """
@@ -24,12 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from egglog import Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
+from egglog import Bool, BoolLike, Expr, String, StringLike, Vec, eq, i64, i64Like, method, var
 from egglog import bindings as eb
 
 from rewrites.build_terms import B
 from rewrites.terms import (
     CONSTRUCTORS,
+    LEFT_OUT,
     SPECS,
     Args,
     Arr,
@@ -37,6 +40,7 @@ from rewrites.terms import (
     call,
     dtype_of,
     encode_fields,
+    field_value,
     get,
     shape_of,
 )
@@ -61,31 +65,45 @@ class Vals(Expr, egg_sort="Vals"):
     @classmethod
     def of_str(cls, value: StringLike, rest: Vals) -> Vals: ...
 
+    @method(egg_fn="vbool")
+    @classmethod
+    def of_bool(cls, value: BoolLike, rest: Vals) -> Vals: ...
+
 
 # Per slot kind: the value's sort, its Vals constructor, and how the builder writes it.
 _SLOTS = {"ints": (Vec[i64], Vals.of_ints, "vints", lambda v: B.ints(tuple(int(d) for d in v))),
           "int": (i64, Vals.of_int, "vint", lambda v: B.int(int(v))),
-          "str": (String, Vals.of_str, "vstr", lambda v: B.string(v if isinstance(v, str) else str(v)))}
-_FIELD_SLOT = {"int": "int", "ints": "ints", "dtype": "str", "dimension_numbers": "str"}
+          "str": (String, Vals.of_str, "vstr", lambda v: B.string(v if isinstance(v, str) else str(v))),
+          "bool": (Bool, Vals.of_bool, "vbool", lambda v: B.bool(v))}
+_FIELD_SLOT = {"int": "int", "ints": "ints", "bool": "bool"}  # any other field kind is a String
 
 
 @dataclass(frozen=True)
 class ValueType:
     """The egglog type of a value a rule reads: `INTS` (Vec[i64]), `INT` (i64), `STR` (String), `params(prim)`
-    (a params dict, held as the `extra` key of a `<prim>` node the rule builds: a String) or `node(prim)` (a
-    whole `<prim>` node's params, its typed fields and its extra key: the rule gets an `Op`). `slots` are the
-    entries of the node's `Vals` list it occupies, by kind ("ints", "int", "str")."""
+    (a params dict for a `<prim>` node the rule builds: the values of its keyword fields, `TermSpec.
+    keyword_fields`; a param the dict leaves out is left out of the node) or `node(prim)` (a whole `<prim>`
+    node's params, every field: the rule gets an `Op`). `slots` are the entries of the node's `Vals` list
+    it occupies, by kind ("ints", "int", "str")."""
 
     name: str
     prim: str | None = None
     whole: bool = False
 
     @property
+    def fields(self) -> tuple:
+        """The fields of a `params`/`node` value, in order (none for a multi-result primitive's node, whose
+        params are one `extra` key)."""
+        spec = SPECS.get(self.prim)
+        if spec is None:
+            return ()
+        return spec.fields if self.whole else spec.keyword_fields
+
+    @property
     def slots(self) -> list[str]:
-        if self.whole:
-            spec = SPECS.get(self.prim)
-            return [*(_FIELD_SLOT[k.name] for _, k in (spec.fields if spec else ())), "str"]
-        return ["str" if self.prim is not None else self.name]
+        if self.prim is None or self.prim not in SPECS:
+            return [self.name if self.prim is None else "str"]
+        return [_FIELD_SLOT.get(k.name, "str") for _, k in self.fields]
 
 
 INTS, INT, STR = ValueType("ints"), ValueType("int"), ValueType("str")
@@ -155,36 +173,45 @@ def require(fact) -> None:
 
 
 class Op:
-    """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (its typed
+    """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (its
     constructor; `op.of_args(xs)` on an operand list); `op.result(j, xs)` is result j of a multi-result
-    primitive (`call`)."""
+    primitive (`call`, whose params are the one `extra` key)."""
 
-    def __init__(self, prim: str, fields: list, extra):
+    def __init__(self, prim: str, fields: list, extra=None):
         self.prim, self.fields, self.extra = prim, fields, extra
-
-    def __call__(self, *operands: Arr) -> Arr:
-        if SPECS[self.prim].arity is None:
-            return self.of_args(args_list(list(operands)))
-        return CONSTRUCTORS[self.prim](*operands, *self.fields, self.extra)
-
-    def of_args(self, xs: Args) -> Arr:
-        """The variadic `<prim>` node on the operand list `xs`."""
-        return CONSTRUCTORS[self.prim](xs, *self.fields, self.extra)
 
     def result(self, j: int, *operands: Arr) -> Arr:
         return get(call(String(self.prim), self.extra, args_list(list(operands))), j)
 
+    def __call__(self, *operands: Arr) -> Arr:
+        if SPECS[self.prim].arity is None:
+            return self.of_args(args_list(list(operands)))
+        return CONSTRUCTORS[self.prim](*operands, *self.fields)
+
+    def of_args(self, xs: Args) -> Arr:
+        """The variadic `<prim>` node on the operand list `xs`."""
+        return CONSTRUCTORS[self.prim](xs, *self.fields)
+
 
 def value_pattern(values: Values | None) -> tuple[Vals, dict[str, Any]]:
     """The `Vals` pattern a rule reading `values` matches, and the rule's values by name: its pattern variables
-    (an `Op` for a `node(prim)` value)."""
+    (a dict field name -> variable for a `params(prim)` value, an `Op` for a `node(prim)` value)."""
     out, slots = {}, []
     for name, kind in (values.types.items() if values else ()):
-        bound = []
-        for k, slot in enumerate(kind.slots):
-            bound.append(var(f"value_{name}_{k}" if kind.whole else f"value_{name}", _SLOTS[slot][0]))
-            slots.append((slot, bound[-1]))
-        out[name] = Op(kind.prim, bound[:-1], bound[-1]) if kind.whole else bound[0]
+        if kind.prim is None:
+            out[name] = var(f"value_{name}", _SLOTS[kind.name][0])
+            slots.append((kind.name, out[name]))
+            continue
+        if kind.prim not in SPECS:  # a multi-result primitive: its params are a `call` node's extra key
+            extra = var(f"value_{name}", String)
+            slots.append(("str", extra))
+            out[name] = Op(kind.prim, [], extra) if kind.whole else extra
+            continue
+        bound = {}
+        for k, ((field_name, _), slot) in enumerate(zip(kind.fields, kind.slots, strict=True)):
+            bound[field_name] = var(f"value_{name}_{k}", _SLOTS[slot][0])
+            slots.append((slot, bound[field_name]))
+        out[name] = Op(kind.prim, list(bound.values())) if kind.whole else bound
     pattern = Vals.nil()
     for slot, v in reversed(slots):
         pattern = _SLOTS[slot][1](v, pattern)
@@ -193,9 +220,8 @@ def value_pattern(values: Values | None) -> tuple[Vals, dict[str, Any]]:
 
 class ValueStore:
     """The builder's side: computes a node's values and writes them as its `Vals` list. Equal values of one
-    rule give the same list, that of their first node: a params dict holding a jaxpr gets a new
-    numbered `extra` key each time (`Encoding.extra_key`), and nodes that differ only by such keys would
-    not merge. A transform's builders for the bodies of control flow share their program's store."""
+    rule give the same list, that of their first node. A transform's builders for the bodies of control
+    flow share their program's store."""
 
     def __init__(self, loader):
         self.loader, self.enc = loader, loader.enc
@@ -203,7 +229,7 @@ class ValueStore:
 
     def list_of(self, rule: str, values: Values | None, *context, avals: list | None = None) -> eb.Call:
         """The `Vals` list of a node of `rule` (its tag) whose rule reads `values`, for `context`. `avals`: the
-        operand avals a `node` value's node gets, so that its default params print as ""."""
+        operand avals a `node` value's node gets, so that an operand-dtype default is held as such."""
         if values is None:
             return _NO_VALUES
         computed = values.fn(*context)
@@ -212,19 +238,23 @@ class ValueStore:
         rows = []
         for name, kind in values.types.items():
             value = computed[name]
-            if kind.whole:
-                prim, given = kind.prim, dict(value)
-                spec = SPECS.get(prim)
-                if spec is None:
-                    rows.append(("str", self.enc.extra_key(prim, given)))
-                else:
-                    fields, rest = encode_fields(spec, given)
-                    rows += list(zip(kind.slots[:-1], fields, strict=True))
-                    rows.append(("str", self.enc.extra_key(prim, rest, avals)))
-            elif kind.prim is not None:
-                rows.append(("str", self.enc.extra_key(kind.prim, dict(value))))
-            else:
+            if kind.prim is None:
                 rows.append((kind.name, value))
+                continue
+            given = dict(value)
+            if kind.prim not in SPECS:
+                rows.append(("str", self.enc.extra_key(kind.prim, given)))
+                continue
+            spec = SPECS[kind.prim]
+            names = [field for field, _ in kind.fields]
+            outside = sorted(set(given) - set(names))
+            if outside:
+                raise ValueError(f"value {name!r} of rule {rule} gives {outside}, not among the fields it holds "
+                                 f"({', '.join(names)}; a positional field is passed to the constructor directly)")
+            held = encode_fields(spec, given, avals) if kind.whole else [
+                field_value(spec, field, given.get(field, LEFT_OUT))
+                for field in names]
+            rows += list(zip(kind.slots, held, strict=True))
         text = f"{rule}|{tuple(computed[name] for name in values.types)!r}"
         return self._first.setdefault(text, _vals_list(rows))
 

@@ -19,8 +19,9 @@ A shape rule has the uniform signature `rule(*in_avals, **params) -> list[Shaped
 
 Adding a primitive:
 1. its row: `define("name", operands=..., results=..., params={...}, traits={...})` in the family
-   module it belongs to (a `Param` per param JAX prints; `field(...)` for a param rules should match
-   as a typed value; a single-result primitive takes the trait "term", its own e-graph constructor);
+   module it belongs to (a `Param` per param JAX prints; `field(...)` for a param rules compute with,
+   a positional field of the e-graph constructor; a single-result primitive takes the trait "term", its
+   own constructor, where every other param is a keyword field with the row's default);
 2. its shape rule in `ir/shapes/<family>.py` (`@shape_rule("name")`) and its NumPy implementation in
    `eval/impls/<family>.py` (`@impl("name")`);
 3. its cost in rewrites/costs.py (a trait it has may already price it), JVP/VJP entries in
@@ -108,11 +109,11 @@ class Primitive:
         return "higher_order" in self.traits
 
     def typed_fields(self) -> list[tuple[str, Param]]:
-        """The params held as typed fields of the e-graph constructor, in schema order."""
+        """The params marked `term_field`: the positional fields of the e-graph constructor, in schema order."""
         return [(name, p) for name, p in self.params.items() if p.term_field]
 
     def default_params(self, in_avals: Sequence[ShapedArray]) -> dict[str, Any]:
-        """The params other than the typed fields that a rule-built node gets, in schema order."""
+        """The params other than the positional fields that a rule-built node gets, in schema order."""
         return {name: p.default_for(in_avals) for name, p in self.params.items()
                 if p.has_default and not p.term_field}
 

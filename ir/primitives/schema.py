@@ -30,7 +30,8 @@ that each fixture program passes.
 the value a node built by a rewrite rule gets when the rule does not set the param (`NO_DEFAULT`: the
 param is left out; `OperandDtype(i)`: operand i's dtype); `printed_when_default=False` marks the params
 JAX's printer leaves out while they hold their default (ir/text/eqn_rules.py); `term_field=True` marks
-the params the e-graph holds as typed fields of the primitive's own constructor (rewrites/terms.py).
+the params rules compute with, the positional fields of the primitive's own e-graph constructor
+(rewrites/terms.py; every other param is a keyword field there).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class Param:
     required: bool = True  # the param must be present
     default: Any = NO_DEFAULT  # what a rule-built node gets (see the module docstring)
     printed_when_default: bool = True  # False: JAX's printer hides the param while it holds its default
-    term_field: bool = False  # held as a typed field of the primitive's e-graph constructor
+    term_field: bool = False  # a positional field of the primitive's e-graph constructor (rules compute with it)
 
     @property
     def has_default(self) -> bool:
@@ -132,7 +133,7 @@ ENUM = Param("symbol", optional=True)  # an enum member JAX prints bare (`Gather
 
 
 def field(param: Param) -> Param:
-    """`param` held as a typed field of its primitive's e-graph constructor."""
+    """`param` as a positional field of its primitive's e-graph constructor (one rules compute with)."""
     return replace(param, term_field=True)
 
 

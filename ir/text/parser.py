@@ -545,3 +545,13 @@ def placeholder_const(aval: ShapedArray) -> np.ndarray:
 
 def _describe(tok: Token) -> str:
     return "end of text" if tok.kind == "eof" else repr(tok.text)
+
+
+def parse_param_value(text: str) -> Any:
+    """One param value from its printed text (`ir.text.printer.value_text(v, nested=True)`), read as the
+    value of a param in brackets is."""
+    parser = Parser(text)
+    value = parser.value("", _Lets())
+    if parser.peek().kind != "eof":
+        raise parser.unexpected("the end of the param value")
+    return value

@@ -3,8 +3,8 @@
 Each rule sets `shape_of`/`dtype_of` of a node from its operands' facts and its typed params, as the
 primitive's shape rule in `ir/shapes` does. A node outside these cases (n-ary ops with size-1
 broadcasting, reductions with unsorted axes, `dot_general` forms not in `DOT_FORMS`, ranks above
-`MAX_RANK`, dtypes held only in `extra`) gets no facts, so rules that ask for its shape do not fire on
-it: that is never wrong.
+`MAX_RANK`, a dtype given by a param that is not a positional field) gets no facts, so rules that ask for
+its shape do not fire on it: that is never wrong.
 
 Primitives that share a shape rule share its egglog rules through a relation, which keeps the rules
 to register and match few: one rule per primitive records `unary_operand(e, x)`,
@@ -51,7 +51,7 @@ EMPTY = Vec[i64].empty()
 
 # Pattern variables (not those of `rewrites.rules.common`: the rule modules import this module).
 e, x, y = vars_("e x y", Arr)
-a, d, s = var("a", f64), var("d", String), var("s", String)  # a literal's value and dtype; `extra` text
+a, d = var("a", f64), var("d", String)  # a literal's value and dtype
 sx, sy, p, out = vars_("sx sy p out", Vec[i64])
 
 
@@ -162,17 +162,18 @@ BINARY_PRIMS: tuple[str, ...] = tuple(sorted(primitives_with("elementwise", "ter
 
 
 def field_vars(prim: str) -> list:
-    """Pattern variables for the typed fields of `prim` (the same variables on every call)."""
-    return [var(f"f_{name}", kind.egg_type) for name, kind in SPECS[prim].fields]
+    """Pattern variables for the positional fields of `prim` (the same variables on every call)."""
+    spec = SPECS[prim]
+    return [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields[:spec.positional]]
 
 
-def unary(prim: str, operand: Arr, extra=s) -> Arr:
-    """`prim(operand)` with its typed fields as pattern variables."""
-    return getattr(T, prim)(operand, *field_vars(prim), extra=extra)
+def unary(prim: str, operand: Arr, params: str = "s") -> Arr:
+    """`prim(operand)` with its fields as pattern variables (the keyword ones named `params`)."""
+    return getattr(T, prim)(operand, *field_vars(prim), **T.params(prim, params))
 
 
-def binary(prim: str, lhs: Arr, rhs: Arr, extra=s) -> Arr:
-    return getattr(T, prim)(lhs, rhs, extra=extra)
+def binary(prim: str, lhs: Arr, rhs: Arr, params: str = "s") -> Arr:
+    return getattr(T, prim)(lhs, rhs, **T.params(prim, params))
 
 
 def _dtype_rules(term, operand, accepted, result) -> tuple[list, list[RewriteOrRule]]:
@@ -241,7 +242,7 @@ _sizes, _dims = vars_("sizes dims", Vec[i64])
 
 
 def _transpose_eggs() -> list[RewriteOrRule]:
-    term = T.transpose(x, p, extra=s)
+    term = T.transpose(x, p)
     eggs = [rule(eq(e).to(term)).then(dtype_from(e, x))]
     for n in range(MAX_RANK + 1):
         eggs.append(rule(eq(e).to(term), eq(p.length()).to(i64(n)), eq(shape_of(x)).to(sx),
@@ -250,9 +251,9 @@ def _transpose_eggs() -> list[RewriteOrRule]:
 
 
 R.family("transpose-aval", EXACT, _transpose_eggs(), math="transpose(x, p).shape[i] = x.shape[p[i]]")
-R.rule("reshape-aval", EXACT, [eq(e).to(T.reshape(x, _sizes, extra=s))],
+R.rule("reshape-aval", EXACT, [eq(e).to(T.reshape(x, _sizes, **T.params("reshape", "s")))],
        [set_(shape_of(e)).to(_sizes), dtype_from(e, x)], math="reshape(x, sizes) has shape sizes")
-R.rule("broadcast-aval", EXACT, [eq(e).to(T.broadcast_in_dim(x, _sizes, _dims, extra=s))],
+R.rule("broadcast-aval", EXACT, [eq(e).to(T.broadcast_in_dim(x, _sizes, _dims, **T.params("broadcast_in_dim", "s")))],
        [set_(shape_of(e)).to(_sizes), dtype_from(e, x)],
        math="broadcast_in_dim(x, shape, dims) has the shape param")
 
@@ -261,7 +262,7 @@ removes_axes = relation("removes_axes", Arr, Arr, Vec[i64])  # e is x without th
 
 
 def _removing_eggs() -> list[RewriteOrRule]:
-    eggs = [rule(eq(e).to(getattr(T, prim)(x, p, extra=s))).then(removes_axes(e, x, p), dtype_from(e, x))
+    eggs = [rule(eq(e).to(getattr(T, prim)(x, p, **T.params(prim, "s")))).then(removes_axes(e, x, p), dtype_from(e, x))
             for prim in (*REDUCTIONS, "squeeze")]
     for k in range(MAX_RANK + 1):
         axes = items(p, k)
@@ -316,7 +317,7 @@ def _through_transpose_eggs() -> list[RewriteOrRule]:
     for n in range(1, MAX_MOVED_RANK + 1):
         for k in range(1, n + 1):
             axes = items(_then, k)
-            q = Query(removes_axes(e, _inner, _then), eq(_inner).to(T.transpose(x, p, extra=s)),
+            q = Query(removes_axes(e, _inner, _then), eq(_inner).to(T.transpose(x, p)),
                       eq(p.length()).to(i64(n)), eq(_then.length()).to(i64(k)))
             moved = [q.let(p[axis]) for axis in axes]
             through = q.sort_distinct(moved)
@@ -362,10 +363,10 @@ _dn = var("dn", String)
 
 
 def _dot_eggs() -> list[RewriteOrRule]:
-    eggs = [rule(eq(e).to(T.dot_general(x, y, _dn, extra=""))).then(dtype_from(e, x))]
+    eggs = [rule(eq(e).to(T.dot_general(x, y, _dn))).then(dtype_from(e, x))]
     for dn, nl, nr, picks in DOT_FORMS:
         shapes = (sx, sy)
-        eggs.append(rule(eq(e).to(T.dot_general(x, y, dn, extra=s)), eq(shape_of(x)).to(sx),
+        eggs.append(rule(eq(e).to(T.dot_general(x, y, dn, **T.params("dot_general", "s"))), eq(shape_of(x)).to(sx),
                          eq(shape_of(y)).to(sy), eq(sx.length()).to(i64(nl)), eq(sy.length()).to(i64(nr)),
                          eq(out).to(vec([shapes[side][axis] for side, axis in picks]))).then(
             set_(shape_of(e)).to(out)))

@@ -69,13 +69,14 @@ def not_complex(dtype=d) -> list:
 
 
 def any_params(prim: str, *operands: Arr) -> Arr:
-    """`prim(operands)` with its typed fields and `extra` as fresh pattern variables."""
-    fields = [var(f"v_{prim}_{name}", kind.egg_type) for name, kind in SPECS[prim].fields]
-    return getattr(T, prim)(*operands, *fields, extra=var(f"v_{prim}_extra", StringLike))
+    """`prim(operands)` with its fields as fresh pattern variables."""
+    spec = SPECS[prim]
+    positional = [var(f"v_{prim}_{name}", kind.egg_type) for name, kind in spec.fields[:spec.positional]]
+    return getattr(T, prim)(*operands, *positional, **T.params(prim, f"v_{prim}"))
 
 
 def select_n(pred: Arr, *cases: Arr) -> Arr:
-    return T.select_n(args_list([pred, *cases]), extra=s)
+    return T.select_n(args_list([pred, *cases]), **T.params("select_n", "s"))
 
 
 def _family(name: str, eggs: list, math: str) -> Rule:
@@ -95,7 +96,7 @@ def _law(name: str, prims: tuple[str, ...], premises, fact, math: str, unary: bo
 
 def _term(prim: str, operand: Arr) -> Arr:
     """prim(operand), any params; integer_pow's exponent bound to `n`."""
-    return T.integer_pow(operand, n, extra=s) if prim == "integer_pow" else any_params(prim, operand)
+    return T.integer_pow(operand, n) if prim == "integer_pow" else any_params(prim, operand)
 
 
 # --- dtype tables ---------------------------------------------------------------------------------
@@ -202,7 +203,8 @@ _family("max-keeps-lower-bound",
          for fact in (positive, nonneg, above_minus_one) for operands in ((x, y), (y, x))],
         math="max(x, y) >= x: a lower bound of either operand bounds the max (nan propagates)")
 _family("convert-keeps-signs",
-        [rule(eq(e).to(T.convert_element_type(x, d, extra=s)), float_dtype(d), fact(x)).then(fact(e))
+        [rule(eq(e).to(T.convert_element_type(x, d, **T.params("convert_element_type", "s"))), float_dtype(d),
+              fact(x)).then(fact(e))
          for fact in SIGN_FACTS],
         math="converting to a float dtype rounds to nearest: it keeps signs and the bounds ±1 (tiny "
              "values may underflow to 0, a rounding)")

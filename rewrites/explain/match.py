@@ -7,10 +7,10 @@
                               a variadic node's operands sit in its cons list, `operand_path`)
 
 Bindings map an array variable to a class and a param variable to its payload value. Params of a pattern
-are compared with the node's typed fields (`rewrites.terms.SPECS`) and its `extra` text; `extra=s` binds
-the text, and a pattern that names no `extra` accepts any. Side conditions are not evaluated here: an
-explanation only cites a rule between two nodes that the saturated e-graph already holds in one class,
-which egglog put there after checking them.
+are compared with the node's fields (`rewrites.terms.SPECS`); `extra=s` binds the values of its keyword
+fields (a `call` node's `extra` text), and a keyword field a pattern does not name accepts any value. Side
+conditions are not evaluated here: an explanation only cites a rule between two nodes that the saturated
+e-graph already holds in one class, which egglog put there after checking them.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ir.errors import JaxprTypeError
 from rewrites.decode import args_classes, holds_args, operand_classes
 from rewrites.egraph_view import EGraphView
 from rewrites.pattern import App, Lit, Param, Pattern, PatternRule, Var
 from rewrites.ruletext import EXTRA
-from rewrites.terms import SPECS
+from rewrites.terms import SPECS, field_value
 
 Bindings = dict  # variable name -> class id (array variables) or "param:NAME" -> payload value
 Position = tuple[int, ...]
@@ -88,8 +89,8 @@ def _params_match(app: App, view: EGraphView, node_ix: int, bound: Bindings) -> 
     if node.op == "call":
         fields, extra = {}, node.payload[1]
     elif spec is not None:
-        *values, extra = node.payload
-        fields = {name: (kind, v) for (name, kind), v in zip(spec.fields, values, strict=True)}
+        fields = {name: (kind, v) for (name, kind), v in zip(spec.fields, node.payload, strict=True)}
+        extra = tuple(v for (_, _), v in zip(spec.keyword_fields, node.payload[spec.positional:], strict=True))
     else:
         return None
     out = dict(bound)
@@ -99,7 +100,10 @@ def _params_match(app: App, view: EGraphView, node_ix: int, bound: Bindings) -> 
         elif name in fields:
             kind, have = fields[name]
             if not isinstance(want, Param):
-                want = kind.encode(want)
+                try:
+                    want = field_value(spec, name, want)
+                except JaxprTypeError:
+                    return None
         else:
             return None  # a param the node does not hold as a field: not this node's form
         if isinstance(want, Param):

@@ -30,7 +30,7 @@ def is_not_unsigned(dtype=d):
 
 
 def select_n(pred: Arr, *cases: Arr) -> Arr:
-    return T.select_n(args_list([pred, *cases]), extra=sel)
+    return T.select_n(args_list([pred, *cases]), **T.params("select_n", "sel"))
 
 
 not_ = getattr(T, "not")

@@ -43,7 +43,7 @@ _factoring("div-sub-common", T.sub(T.div(x, z), T.div(y, z)), T.div(T.sub(x, y),
 
 # --- dot_general is bilinear (operands of one shape, so the sum needs no broadcasting) --------------
 def _dot(lhs, rhs):
-    return T.dot_general(lhs, rhs, dn, extra=ex)
+    return T.dot_general(lhs, rhs, dn, **T.params("dot_general", "ex"))
 
 
 _factoring("dot-add-factor-left", T.add(_dot(x, y), _dot(x, z)), _dot(x, T.add(y, z)),

@@ -27,7 +27,7 @@ R = RuleBook("fold")
 
 F64 = String("float64")
 d2 = var("d2", String)  # a conversion's target dtype
-extra = var("extra", String)
+convert = T.params("convert_element_type", "c")  # the other params of a matched convert, carried over
 low, high = var("low", f64), var("high", f64)
 n = var("n", i64)  # an integer_pow exponent
 
@@ -75,7 +75,7 @@ R.rw("fold-ipow", EXACT, T.integer_pow(lit(a), n), lit(a ** f64.from_i64(n)), n 
           "square and product JAX's repeated squaring forms, all exact)")
 R.rw("fold-exp-zero", EXACT, T.exp(lit(0.0)), lit(1.0), float_dtype(d), math="exp(0) -> 1")
 R.rw("fold-log-one", EXACT, T.log(lit(1.0)), lit(0.0), float_dtype(d), math="log(1) -> +0")
-R.rw("fold-convert-f64", EXACT, T.convert_element_type(lit(a), F64, extra=extra), lit(a, F64),
+R.rw("fold-convert-f64", EXACT, T.convert_element_type(lit(a), F64, **convert), lit(a, F64),
      math="a literal converted to float64 (a literal's value is a float64)")
-R.rw("fold-convert-exact", EXACT, T.convert_element_type(lit(a), d2, extra=extra), lit(a, d2),
+R.rw("fold-convert-exact", EXACT, T.convert_element_type(lit(a), d2, **convert), lit(a, d2),
      *exact_integer(a, d2), math="an integer literal converted to a dtype that holds it exactly")

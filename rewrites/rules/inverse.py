@@ -22,7 +22,8 @@ from rewrites.rules.common import T, d, dtype_of, lit, shape_of, sx, x, y, z
 R = RuleBook("inverse")
 
 wide = var("wide", String)
-extra, extra2 = var("extra", String), var("extra2", String)
+conj, conj2 = T.params("conj", "c"), T.params("conj", "c2")  # the other params of matched nodes
+convert, convert2 = T.params("convert_element_type", "c"), T.params("convert_element_type", "c2")
 
 # --- exp and log ------------------------------------------------------------------------------------
 R.rw("exp-log", GUARDED, T.exp(T.log(x)), x, nonneg(x),
@@ -61,7 +62,7 @@ R.rw("cos-acos", GUARDED, T.cos(T.acos(x)), x, within_one(x), *floating(x),
 
 # --- bits, complex parts, conversions ---------------------------------------------------------------
 R.rw("not-not", EXACT, getattr(T, "not")(getattr(T, "not")(x)), x, math="not(not x) -> x (bool and bitwise)")
-R.rw("conj-conj", EXACT, T.conj(T.conj(x, extra=extra), extra=extra2), x,
+R.rw("conj-conj", EXACT, T.conj(T.conj(x, **conj), **conj2), x,
      eq(dtype_of(x)).to(d), *complex_dtype(),
      math="conj(conj z) -> z (complex z: conj of a real x is complex)")
 R.rw("real-complex", EXACT, T.real(T.complex(x, y)), x, eq(shape_of(x)).to(sx), eq(shape_of(y)).to(sx),
@@ -69,9 +70,9 @@ R.rw("real-complex", EXACT, T.real(T.complex(x, y)), x, eq(shape_of(x)).to(sx), 
 R.rw("imag-complex", EXACT, T.imag(T.complex(x, y)), y, eq(shape_of(x)).to(sx), eq(shape_of(y)).to(sx),
      math="imag(complex(x, y)) -> y (x, y of one shape)")
 R.rw("complex-parts", EXACT, T.complex(T.real(z), T.imag(z)), z, math="complex(real z, imag z) -> z")
-R.rw("convert-same", EXACT, T.convert_element_type(x, d, extra=extra), x, eq(dtype_of(x)).to(d),
+R.rw("convert-same", EXACT, T.convert_element_type(x, d, **convert), x, eq(dtype_of(x)).to(d),
      math="converting x to its own dtype -> x")
 R.rw("convert-round-trip", EXACT,
-     T.convert_element_type(T.convert_element_type(x, wide, extra=extra), d, extra=extra2), x,
+     T.convert_element_type(T.convert_element_type(x, wide, **convert), d, **convert2), x,
      eq(dtype_of(x)).to(d), holds_all(d, wide),
      math="converting x to a dtype that holds all its values and back -> x (f32 -> f64 -> f32)")

@@ -4,7 +4,7 @@ Params computed from params (composed permutations, merged axes) are computed in
 never in its action: per rank with egglog's Vec primitives (`transpose-transpose`), or looked up in
 the axis tables the shape analysis fills (`merged_axes`, `axes_through`, `perm_after_removal`; see
 `rewrites/analyses/shapes.py`). A rule that rebuilds a node of the primitive it matched keeps that
-node's `extra` params (`s`, `s2`); nodes of other primitives get the defaults ("").
+node's other params (its keyword fields, `T.params(prim, "s")`); nodes of other primitives get the defaults.
 
 Elementwise ops move through shape ops for the primitives in `PUSHED_UNARY`/`PUSHED_BINARY` only:
 that takes one egglog rule per primitive per shape op, each registered and matched in every pass.
@@ -47,8 +47,11 @@ from rewrites.terms import Arr
 R = RuleBook("tensor")
 
 p, q, r, rest, sz, sz2, dims, dims2 = vars_("p q r rest sz sz2 dims dims2", Vec[i64])
-s, s2, s3 = vars_("s s2 s3", String)
 n, cnt, dn = var("n", i64), var("cnt", f64), var("dn", String)
+# the other params of matched nodes (their keyword fields), carried over to the nodes rules rebuild
+bcast_s, bcast_s2, bcast_s3 = (T.params("broadcast_in_dim", k) for k in ("s", "s2", "s3"))
+reshape_s, reshape_s2 = T.params("reshape", "s"), T.params("reshape", "s2")
+sum_s = T.params("reduce_sum", "s")
 
 PUSHED_UNARY = ("neg", "exp", "log", "sin", "cos", "tanh", "logistic", "sqrt", "rsqrt", "abs", "sign",
                 "square", "expm1", "log1p", "integer_pow", "convert_element_type")
@@ -83,13 +86,13 @@ def _scalar_sides(build_lhs, build_rhs) -> list[RewriteOrRule]:
 
 
 def transposed(v, perm=p):
-    return T.transpose(v, perm, extra=s2)
+    return T.transpose(v, perm)
 
 
-R.rw("transpose-identity", EXACT, T.transpose(x, p, extra=s), x, eq(p).to(p.length().range()),
+R.rw("transpose-identity", EXACT, T.transpose(x, p), x, eq(p).to(p.length().range()),
      math="transpose(x, iota) -> x")
 R.family("transpose-transpose", EXACT,
-       [rewrite(T.transpose(transposed(x), q, extra=s)).to(T.transpose(x, r, extra=s), rank_is(q, k),
+       [rewrite(T.transpose(transposed(x), q)).to(T.transpose(x, r), rank_is(q, k),
                                                            eq(r).to(vec([p[i] for i in items(q, k)])))
         for k in range(1, MAX_RANK + 1)],
        math="transpose(transpose(x, p), q) -> transpose(x, p[q])")
@@ -101,8 +104,8 @@ R.family("transpose-binary", EXACT,
        math="f(transpose(x, p), transpose(y, p)) -> transpose(f(x, y), p)")
 R.family("transpose-binary-scalar", EXACT, _scalar_sides(transposed, transposed),
        math="f(transpose(x), c) -> transpose(f(x, c)) for rank-0 c (either side)")
-_filled = T.transpose(T.broadcast_in_dim(y, sz, EMPTY, extra=s3), p, extra=s)
-R.rw("transpose-broadcast-scalar", EXACT, _filled, T.broadcast_in_dim(y, sz2, EMPTY, extra=s3),
+_filled = T.transpose(T.broadcast_in_dim(y, sz, EMPTY, **bcast_s3), p)
+R.rw("transpose-broadcast-scalar", EXACT, _filled, T.broadcast_in_dim(y, sz2, EMPTY, **bcast_s3),
      eq(shape_of(_filled)).to(sz2),
      math="transpose(broadcast(c, shape)) -> broadcast(c, permuted shape) for rank-0 c")
 
@@ -111,13 +114,13 @@ R.rw("transpose-broadcast-scalar", EXACT, _filled, T.broadcast_in_dim(y, sz2, EM
 
 
 def reshaped(v):
-    return T.reshape(v, sz, extra=s2)
+    return T.reshape(v, sz, **reshape_s2)
 
 
-R.rw("reshape-identity", EXACT, T.reshape(x, sz, extra=""), x, eq(shape_of(x)).to(sz),
+R.rw("reshape-identity", EXACT, T.reshape(x, sz), x, eq(shape_of(x)).to(sz),
      math="reshape(x, x.shape) -> x")
-R.rw("reshape-reshape", EXACT, T.reshape(T.reshape(x, sz2, extra=""), sz, extra=""),
-     T.reshape(x, sz, extra=""),
+R.rw("reshape-reshape", EXACT, T.reshape(T.reshape(x, sz2), sz),
+     T.reshape(x, sz),
      math="reshape(reshape(x, s1), s2) -> reshape(x, s2) (row-major order is kept)")
 R.family("reshape-unary", EXACT,
        _per_unary(lambda f: unary(f, reshaped(x)), lambda f: reshaped(unary(f, x))),
@@ -126,8 +129,8 @@ R.family("reshape-binary", EXACT,
        _per_binary(lambda f: binary(f, reshaped(x), reshaped(y)), lambda f: reshaped(binary(f, x, y)),
                    eq(shape_of(x)).to(sz2), eq(shape_of(y)).to(sz2)),
        math="f(reshape(x, s), reshape(y, s)) -> reshape(f(x, y), s) where x and y have one shape")
-R.rw("reshape-broadcast-scalar", EXACT, T.reshape(T.broadcast_in_dim(y, sz2, EMPTY, extra=s3), sz, extra=s),
-     T.broadcast_in_dim(y, sz, EMPTY, extra=s3),
+R.rw("reshape-broadcast-scalar", EXACT, T.reshape(T.broadcast_in_dim(y, sz2, EMPTY, **bcast_s3), sz, **reshape_s),
+     T.broadcast_in_dim(y, sz, EMPTY, **bcast_s3),
      math="reshape(broadcast(c, s1), s2) -> broadcast(c, s2) for rank-0 c")
 
 
@@ -135,14 +138,14 @@ R.rw("reshape-broadcast-scalar", EXACT, T.reshape(T.broadcast_in_dim(y, sz2, EMP
 
 
 def broadcast(v):
-    return T.broadcast_in_dim(v, sz, dims, extra=s2)
+    return T.broadcast_in_dim(v, sz, dims, **bcast_s2)
 
 
-R.rw("broadcast-identity", EXACT, T.broadcast_in_dim(x, sz, dims, extra=s), x, eq(shape_of(x)).to(sz),
+R.rw("broadcast-identity", EXACT, T.broadcast_in_dim(x, sz, dims, **bcast_s), x, eq(shape_of(x)).to(sz),
      eq(dims).to(dims.length().range()), math="broadcast_in_dim(x, x.shape, iota) -> x")
 R.family("broadcast-broadcast", EXACT,
-       [rewrite(T.broadcast_in_dim(T.broadcast_in_dim(x, sz2, dims2, extra=s3), sz, dims, extra=s)).to(
-           T.broadcast_in_dim(x, sz, r, extra=s), rank_is(dims2, k),
+       [rewrite(T.broadcast_in_dim(T.broadcast_in_dim(x, sz2, dims2, **bcast_s3), sz, dims, **bcast_s)).to(
+           T.broadcast_in_dim(x, sz, r, **bcast_s), rank_is(dims2, k),
            eq(r).to(vec([dims[i] for i in items(dims2, k)])))
         for k in range(MAX_RANK + 1)],
        math="broadcast(broadcast(x, s1, d1), s2, d2) -> broadcast(x, s2, d2[d1])")
@@ -156,10 +159,10 @@ R.family("broadcast-binary", EXACT,
 R.family("broadcast-binary-scalar", EXACT, _scalar_sides(broadcast, broadcast),
        math="f(broadcast(x), c) -> broadcast(f(x, c)) for rank-0 c (either side)")
 R.family("squeeze-broadcast", EXACT,
-       [rewrite(T.squeeze(broadcast(x), p, extra=s)).to(
+       [rewrite(T.squeeze(broadcast(x), p)).to(
            x, rank_is(p, k), *[dims.not_contains(axis) for axis in items(p, k)],
            eq(p.length() + dims.length()).to(sz.length()), eq(shape_of(x)).to(sz2),
-           eq(shape_of(T.squeeze(broadcast(x), p, extra=s))).to(sz2))
+           eq(shape_of(T.squeeze(broadcast(x), p))).to(sz2))
         for k in range(1, MAX_RANK + 1)],
        math="squeeze(broadcast(x), the added dims) -> x (x's dims are not expanded)")
 
@@ -167,13 +170,14 @@ R.family("squeeze-broadcast", EXACT,
 # --- reductions ------------------------------------------------------------------------------------------
 
 
-def reduce(prim: str, v, axes, extra=s):
-    return getattr(T, prim)(v, axes, extra=extra)
+def reduce(prim: str, v, axes, params: str = "s"):
+    """`prim(v, axes)` whose other params are the pattern variables named `params` ("": the defaults)."""
+    return getattr(T, prim)(v, axes, **(T.params(prim, params) if params else {}))
 
 
 def _reduce_rules(prims: tuple[str, ...], soundness: str, suffix: str, why: str) -> None:
     R.family("reduce-reduce" + suffix, soundness,
-           [rewrite(reduce(f, reduce(f, x, p, s2), q)).to(reduce(f, x, r), eq(r).to(merged_axes(p, q)))
+           [rewrite(reduce(f, reduce(f, x, p, "s2"), q)).to(reduce(f, x, r), eq(r).to(merged_axes(p, q)))
             for f in prims],
            math=f"reduce(reduce(x, a1), a2) -> reduce(x, a1 + a2 mapped to x's axes) ({why})")
     R.family("reduce-transpose" + suffix, soundness,
@@ -186,14 +190,14 @@ def _reduce_rules(prims: tuple[str, ...], soundness: str, suffix: str, why: str)
 
 R.family("reduce-no-axes", EXACT, [rewrite(reduce(f, x, EMPTY)).to(x) for f in IDENTITY_INIT],
        math="reduce(x, ()) -> x for prod/max/min/and/or/xor (init op x is x, even for nan and -0.0)")
-R.rw("reduce-sum-no-axes", REAL, T.reduce_sum(x, EMPTY, extra=s), x,
+R.rw("reduce-sum-no-axes", REAL, T.reduce_sum(x, EMPTY, **sum_s), x,
      math="reduce_sum(x, ()) -> x (real: XLA adds the init 0 to x, which turns -0.0 into +0.0)")
 _reduce_rules(ORDERED, REAL, "", "summation order changes; max/min may pick the other signed zero")
 _reduce_rules(BITWISE, EXACT, "-bitwise", "and/or/xor are associative and commutative bit by bit")
 
 
 def _sum_of_broadcast(k: int) -> RewriteOrRule:
-    lhs = T.reduce_sum(broadcast(x), p, extra=s)
+    lhs = T.reduce_sum(broadcast(x), p, **sum_s)
     count = i64(1)
     for axis in items(p, k):
         count = count * sz[axis]
@@ -206,12 +210,12 @@ def _sum_of_broadcast(k: int) -> RewriteOrRule:
 
 R.family("reduce-sum-broadcast", REAL, [_sum_of_broadcast(k) for k in range(1, MAX_RANK + 1)],
        math="sum over the dims broadcast added -> x * their size (real: n additions round differently)")
-_total = T.reduce_sum(x, p, extra=s)
+_total = T.reduce_sum(x, p, **sum_s)
 R.family("reduce-sum-scalar-mul", REAL,
-       [rewrite(T.reduce_sum(T.mul(lit(a), x), p, extra=s)).to(T.mul(lit(a), _total), *FINITE),
-        rewrite(T.reduce_sum(T.mul(x, lit(a)), p, extra=s)).to(T.mul(_total, lit(a)), *FINITE)],
+       [rewrite(T.reduce_sum(T.mul(lit(a), x), p, **sum_s)).to(T.mul(lit(a), _total), *FINITE),
+        rewrite(T.reduce_sum(T.mul(x, lit(a)), p, **sum_s)).to(T.mul(_total, lit(a)), *FINITE)],
        math="sum(c*x) -> c*sum(x) for a finite literal c (c=inf would turn nan into inf)")
-R.rw("reduce-sum-neg", REAL, T.reduce_sum(T.neg(x), p, extra=s), T.neg(_total),
+R.rw("reduce-sum-neg", REAL, T.reduce_sum(T.neg(x), p, **sum_s), T.neg(_total),
      math="sum(-x) -> -sum(x) (real: sum(-[0, -0]) is +0, -sum([0, -0]) is -0)")
 R.family("reduce-max-neg", REAL,
        [rewrite(reduce(f, T.neg(x), p)).to(T.neg(reduce(g, x, p)), eq(dtype_of(x)).to(d), float_dtype(d))
@@ -230,8 +234,9 @@ R.family("reduce-max-scalar-mul", REAL,
 # --- dot_general ---------------------------------------------------------------------------------------
 
 
-def dot(lhs, rhs, numbers=dn, extra=s):
-    return T.dot_general(lhs, rhs, numbers, extra=extra)
+def dot(lhs, rhs, numbers=dn, params: str = "s"):
+    """A dot whose other params are the pattern variables named `params` ("": the defaults)."""
+    return T.dot_general(lhs, rhs, numbers, **(T.params("dot_general", params) if params else {}))
 
 
 def _dot_scalar_mul() -> list[RewriteOrRule]:
@@ -254,7 +259,7 @@ R.family("dot-transpose-operand", REAL,
            dot(x, y, dimension_numbers([lc], [1 - rc]))) for lc in (0, 1) for rc in (0, 1)],
        math="dot(A^T, B) contracts A's other axis (either operand; real: the summation order may change)")
 R.family("transpose-dot", REAL,
-       [rewrite(T.transpose(dot(x, y, dimension_numbers([lc], [rc])), _SWAP, extra=s2)).to(
+       [rewrite(T.transpose(dot(x, y, dimension_numbers([lc], [rc])), _SWAP)).to(
            dot(y, x, dimension_numbers([rc], [lc])), rank_is(shape_of(x), 2), rank_is(shape_of(y), 2),
            eq(dtype_of(x)).to(dtype_of(y)))
         for lc in (0, 1) for rc in (0, 1)],

@@ -8,7 +8,7 @@ call) or `()` with `n=None` (the form the scalar interpreters and SymPy read); a
 operands, else (an operation on literals only, a side that is a bare literal) of the rule's dtype; a
 `select_n` predicate literal is a bool (an int32 for an integer value). A side whose result has a lower
 rank than the left side's (a bare literal, `0.0` for `mul(x, 0.0)`) is broadcast to its shape. Params of
-an application are its concrete values plus the defaults a rule-built node gets (`terms.default_params`).
+an application are its concrete values plus the defaults a rule-built node gets (`Primitive.default_params`).
 
 An `extra=s` param variable (the params besides the typed ones, carried from one side to the other) takes
 the defaults. Not instantiable (`NotInstantiable`, the reason in words): other param variables, `engine`
@@ -36,9 +36,9 @@ from ir import dtypes as D
 from ir.core import ClosedJaxpr, ShapedArray
 from ir.errors import EqjaxError
 from ir.lax import broadcast_in_dim
+from ir.primitives import PRIMITIVES
 from ir.tracing import Tracer, bind, literal, trace_flat
 from rewrites.pattern import App, Lit, Param, PatternRule, Var, variables
-from rewrites.terms import default_params
 
 DTYPE_PARAMS = ("new_dtype", "preferred_element_type", "dtype")
 EXTRA = "extra"  # `prim[extra=s](...)` binds the params besides the typed ones (`rewrites.ruletext`)
@@ -185,7 +185,7 @@ def _build(p, env: dict, dtype: D.DType, matched: bool):
     if any(isinstance(v, Param) for v in given.values()):
         raise NotInstantiable(f"{p.prim} has a param variable")
     avals = [a.aval for a in args]
-    defaults = default_params(p.prim, avals) or {}
+    defaults = PRIMITIVES[p.prim].default_params(avals)
     return bind(p.prim, *args, **dict(sorted({**defaults, **given}.items())))
 
 

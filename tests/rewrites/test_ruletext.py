@@ -18,7 +18,6 @@ from ir import lax
 from ir.core import ShapedArray
 from ir.dtypes import int32
 from ir.tracing import make_jaxpr
-from rewrites.encode import RULE_EXTRAS, Encoding, register_rule_extra
 from rewrites.engine import optimize
 from rewrites.pattern import App, Condition, Lit, Param, PatternRule, Var
 from rewrites.prove import prove_equal, prove_jaxprs_equal
@@ -242,13 +241,12 @@ def optimized(f, avals, rules):
 
 
 def test_rule_built_node_with_non_default_params_decodes(example):
-    """The program holds only `reverse=False` cumsums; the rule builds a `reverse=True` one, whose params
-    decoding finds in `RULE_EXTRAS`."""
+    """The program holds only `reverse=False` cumsums; the rule builds a `reverse=True` one (its `reverse`
+    field), which decodes with the default of every param the rule does not give."""
     out, report = optimized(lambda x: lax.rev(jnp.cumsum(lax.rev(x, (0,)), axis=0), (0,)), (F64,),
                             [example["reverse-cumsum"]])
     [eqn] = out.jaxpr.eqns
     assert eqn.primitive == "cumsum" and eqn.params == {"axis": 0, "reverse": True}
-    assert RULE_EXTRAS["reverse=True"] == {"reverse": True}
 
 
 def test_literal_right_side_takes_the_left_side_shape(example):
@@ -263,15 +261,12 @@ def test_optimize_with_loaded_and_builtin_rules(example):
     assert out.jaxpr.eqns == [] and report.rule_matches["transpose-twice"] > 0
 
 
-def test_rule_extras_registry():
-    key = register_rule_extra({"reverse": True, "axis": 1})
-    assert key == "axis=1 reverse=True" and Encoding([]).params_of(key) == {"reverse": True, "axis": 1}
-    assert register_rule_extra({}) == "-"
-    enc = Encoding([])
-    enc.extras["axis=1 reverse=True"] = {"axis": 1, "reverse": True}
-    assert enc.params_of("axis=1 reverse=True") is enc.extras["axis=1 reverse=True"]
-    with pytest.raises(KeyError, match="no params"):
-        enc.params_of("never=made")
+def test_extra_carries_the_params_of_one_primitive_only():
+    [rule] = parse_rules("carry exact reduce_sum[axes=(0,) extra=s](x) => reduce_max[axes=(0,) extra=s](x)")
+    compile_rules([rule])  # the same keyword fields (out_sharding)
+    [rule] = parse_rules("carry exact cumsum[axis=0 extra=s](x) => reduce_sum[axes=(0,) extra=s](x)")
+    with pytest.raises(RuleSyntaxError, match="extra=s binds the params of cumsum, so it cannot give those of"):
+        compile_rules([rule])
 
 
 # --- dumping the built-in rules ---------------------------------------------------------------------------
@@ -300,12 +295,13 @@ def test_dumped_examples(dumped):
     assert line("lt-self").startswith("lt-self exact    lt(x, x) => False")
     assert line("mul-div-cancel").startswith("mul-div-cancel guarded  div(mul(x, y), y) => x  if float(x), y != 0")
     assert line("transpose-unary").startswith(
-        "transpose-unary exact    neg[extra=s](transpose[extra=s2 permutation=p](x)) => "
-        "transpose[extra=s2 permutation=p](neg[extra=s](x))")
+        "transpose-unary exact    neg(transpose[permutation=p](x)) => transpose[permutation=p](neg(x))")
+    assert line("reduce-sum-neg").startswith(
+        "reduce-sum-neg real     reduce_sum[axes=p extra=s](neg(x)) => neg(reduce_sum[axes=p extra=s](x))")
     assert line("real-complex").startswith("real-complex exact    real(complex(x, y)) => x  if shape(x) == shape(y)")
     assert line("transpose-identity") == (
         "# not reloadable (only the engine evaluates: eq(p).to(p.length().range())): transpose-identity exact    "
-        "transpose[extra=s permutation=p](x) => x  # transpose(x, iota) -> x")
+        "transpose[permutation=p](x) => x  # transpose(x, iota) -> x")
 
 
 def test_engine_rules_print_as_comments(dumped):

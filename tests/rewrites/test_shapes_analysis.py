@@ -81,6 +81,7 @@ _UNARY_PARAMS = {"integer_pow": {"y": 2}, "round": {"rounding_method": 0},
                  "convert_element_type": {"new_dtype": D.float32, "weak_type": False},
                  "reduce_precision": {"exponent_bits": 5, "mantissa_bits": 10}}
 _UNARY_FIELDS = {"integer_pow": (2,), "convert_element_type": ("float32",)}
+_UNARY_KEYWORDS = {"reduce_precision": {"exponent_bits": 5, "mantissa_bits": 10}}  # no defaults: a rule gives them
 _FLOAT, _NUM = UNARY["floor"][0], UNARY["neg"][0]
 _UNARY_ACCEPTED = {"round": _FLOAT, "reduce_precision": _FLOAT, "integer_pow": _NUM,
                    "convert_element_type": _NUM}
@@ -97,7 +98,8 @@ def test_unary_facts_follow_the_shape_rules():
     cases = list(_unary_cases())
     dts = sorted({dt for _, dt in cases}, key=D.ALL.index)
     avals = [ShapedArray((2, 3), dt) for dt in dts]
-    terms = [getattr(T, prim)(Arr.inp(dts.index(dt)), *_UNARY_FIELDS.get(prim, ())) for prim, dt in cases]
+    terms = [getattr(T, prim)(Arr.inp(dts.index(dt)), *_UNARY_FIELDS.get(prim, ()), **_UNARY_KEYWORDS.get(prim, {}))
+             for prim, dt in cases]
     with Analysed(avals, terms) as analysed:
         for (prim, dt), term in zip(cases, terms, strict=True):
             want = expected(prim, [avals[dts.index(dt)]], **_UNARY_PARAMS.get(prim, {}))

@@ -158,7 +158,7 @@ def test_random_configs(specs, data):
     check_spec(spec, data.draw(st.integers(0, 2**31 - 1)))
 
 
-# --- params printed as NumPy ints (`np.int64(1)`): typed fields hold their values, `extra` their spelling ----
+# --- params printed as NumPy ints (`np.int64(1)`): typed fields hold their values, text fields their spelling
 
 NP_INT_PARAMS = """{ lambda ; a:f64[3,4] v:f64[]. let
     b:f64[4,3] = reshape[dimensions=(np.int64(1), np.int64(0)) new_sizes=(np.int64(4), np.int64(3)) sharding=None] a

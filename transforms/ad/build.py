@@ -30,7 +30,6 @@ from rewrites.build_terms import B
 from rewrites.encode import Loader, literal_term
 from transforms.ad import control, custom
 from transforms.ad.rule import ZERO_DERIVATIVE, ADRule, by_result, jvp_rules, vjp_rule
-from transforms.ad.terms import ZEROS_EXTRA
 from transforms.rulebook import ValueStore
 
 # Primitives whose derivative is built from their bodies or registered rules rather than per-operand nodes.
@@ -58,7 +57,6 @@ class Builder:
 
     def __init__(self, loader: Loader, env: dict):
         self.loader, self.enc, self.env = loader, loader.enc, env
-        self.enc.extras.setdefault(ZEROS_EXTRA, {"sharding": None})
         self.values = ValueStore(loader)
 
     # --- terms --------------------------------------------------------------------------------------

@@ -27,9 +27,10 @@ count, where a rule names each operand), `variant=` (several rules of one slot);
 What a rule needs beyond the operands' values (a kept-axes list, an inverse permutation, the params of a
 node it builds) the builder computes from the equation and the node carries as typed children: `values=`
 declares each value's type once (`INTS` Vec[i64], `INT` i64, `STR` String, `params(prim)` a params dict
-held as a `<prim>` node's `extra` key) with a function of (params, operand avals, result avals) giving
-them by name (and the slot's index for a "*"/"out*" entry); the rule's left-hand side matches them and its
-lambda takes them as keyword arguments. Every rule of one slot reads the same values (one node serves them).
+for a `<prim>` node the rule builds, one value per keyword field, passed on as `**value`) with a function
+of (params, operand avals, result avals) giving them by name (and the slot's index for a "*"/"out*"
+entry); the rule's left-hand side matches them and its lambda takes them as keyword arguments. Every rule
+of one slot reads the same values (one node serves them).
 `shape(x)`, `dtype(x)` and `zeros_like(x)` read the shape analysis in the rule's query, for a rule's
 operands, results and seeds only: on a term the rule itself builds they add a fact that never holds (the
 analysis has not seen that term when the query runs), and the rule silently never fires; what such a term
@@ -175,10 +176,9 @@ class ADBook:
         spec = SPECS[prim]
         n = spec.arity
         fields = [var(f"f_{name}", kind.egg_type) for name, kind in spec.fields]
-        extra = var("s", String)
 
         def node(xs):
-            return CONSTRUCTORS[prim](*xs, *fields, extra)
+            return CONSTRUCTORS[prim](*xs, *fields)
 
         for i in operands:
             def f(g, *rest, i=i):

@@ -16,8 +16,9 @@ rule per primitive rewrites each into primal-language terms.
 equation's params and avals (`transforms.rulebook.Values`), typed, in the order the rule declares them:
 the rule's left-hand side matches them, and equal values make equal nodes.
 
-A `zero` is unioned with its decodable form, a broadcast of 0 whose params key is `ZEROS_EXTRA`
-(distinct from any broadcast a program writes, so symbolic-zero rules never see a literal 0).
+A `zero` is unioned with its decodable form, a broadcast of 0 whose `sharding` is left out (`ZEROS_PARAMS`:
+distinct from any broadcast a program writes or a rule builds, which hold its default, so symbolic-zero
+rules never see a literal 0; it prints the same, JAX's printer hides the sharding).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from functools import cache
 
 from egglog import StringLike, Vec, function, i64
 
-from rewrites.terms import Args, Arr, args_list, declare
+from rewrites.terms import ABSENT, Args, Arr, args_list, declare
 from transforms.rulebook import Vals
 
-ZEROS_EXTRA = "zeros"
+ZEROS_PARAMS = {"sharding": ABSENT}
 
 
 @function(egg_fn="jvp_of", unextractable=True)

@@ -119,18 +119,19 @@ def _dot_values(operand: int) -> Callable:
     return fn
 
 
-def _dot_extra(ans, x, y):
-    """The original dot's `extra`: its params other than the dimension numbers, which the transposed dot
-    keeps (precision, preferred_element_type); "" (the defaults) stays "" as the ct has the result dtype."""
-    extra = var("dot_extra", String)
-    require(eq(ans).to(T.dot_general(x, y, var("dot_numbers", String), extra=extra)))
-    return extra
+def _dot_params(ans, x, y) -> dict:
+    """The original dot's params other than the dimension numbers, which the transposed dot keeps
+    (precision, preferred_element_type; the operand-dtype default stays a default, the ct has the result
+    dtype)."""
+    params = T.params("dot_general", "dot")
+    require(eq(ans).to(T.dot_general(x, y, var("dot_numbers", String), **params)))
+    return params
 
 
 def _dot_vjp(operand: int, convert: bool) -> Callable:
     def f(ct, x, y, ans, *, dims, perm):
         other = y if operand == 0 else x
-        out = T.transpose(T.dot_general(ct, other, dims, extra=_dot_extra(ans, x, y)), perm)
+        out = T.transpose(T.dot_general(ct, other, dims, **_dot_params(ans, x, y)), perm)
         return T.convert_element_type(out, dtype((x, y)[operand])) if convert else out
 
     return f
@@ -244,7 +245,7 @@ def _conv_lhs_vjp(kernel_regroup: bool, result_regroup: bool, convert: bool) -> 
         w = T.rev(w, spatial)
         if convert:
             w = T.convert_element_type(w, dtype(ct))
-        out = T.conv_general_dilated(ct, w, extra=conv)
+        out = T.conv_general_dilated(ct, w, **conv)
         if convert:
             out = T.convert_element_type(out, dtype(x))
         if result_regroup:
@@ -277,7 +278,7 @@ def _conv_rhs_vjp(convert: bool) -> Callable:
     def f(ct, x, w, ans, *, conv):
         if convert:
             x = T.convert_element_type(x, dtype(ct))
-        out = T.conv_general_dilated(x, ct, extra=conv)
+        out = T.conv_general_dilated(x, ct, **conv)
         return T.convert_element_type(out, dtype(w)) if convert else out
 
     return f
@@ -349,7 +350,7 @@ def _ragged_values(operand: int) -> Callable:
 def _ragged_vjp(operand: int, convert: bool) -> Callable:
     def f(ct, x, y, group_sizes, ans, *, ragged, perm):
         operands = [ct, y, group_sizes] if operand == 0 else [x, ct, group_sizes]
-        out = T.transpose(T.ragged_dot_general(*operands, extra=ragged), perm)
+        out = T.transpose(T.ragged_dot_general(*operands, **ragged), perm)
         return T.convert_element_type(out, dtype((x, y)[operand])) if convert else out
 
     return f

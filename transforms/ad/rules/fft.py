@@ -51,11 +51,11 @@ def _transpose_values(params, ins, outs):
 def _mask(inner, pad, inside: f64, ends: f64, dt) -> Arr:
     """`inside` on every entry of the last axis but the zero frequency (and the Nyquist one for even
     n), which get `ends`."""
-    return T.pad(T.broadcast_in_dim(Arr.scalar(inside, dt), inner, EMPTY), Arr.scalar(ends, dt), extra=pad)
+    return T.pad(T.broadcast_in_dim(Arr.scalar(inside, dt), inner, EMPTY), Arr.scalar(ends, dt), **pad)
 
 
 def _fft(params, x: Arr) -> Arr:
-    return T.fft(x, extra=params)
+    return T.fft(x, **params)
 
 
 def _guarded(number: int, f):
@@ -73,11 +73,11 @@ _CASES = {
                 "fft(x)^T ct = fft(ct) (FFT and IFFT: the DFT matrix is symmetric)"),
     "rfft": (lambda ct, x, params, inner, pad, n, conj: T.mul(
         Arr.scalar(f64.from_i64(n), dtype(x)),
-        _fft(params, T.div(T.conj(ct, extra=conj), _mask(inner, pad, f64(2.0), f64(1.0), dtype(ct))))),
+        _fft(params, T.div(T.conj(ct, **conj), _mask(inner, pad, f64(2.0), f64(1.0), dtype(ct))))),
         "rfft(x)^T ct = N irfft(conj(ct) / mask) (JAX's _rfft_transpose)"),
     "irfft": (lambda ct, x, params, inner, pad, n, conj: T.conj(T.mul(
         _mask(inner, pad, f64(2.0) / f64.from_i64(n), f64(1.0) / f64.from_i64(n), dtype(x)),
-        _fft(params, ct)), extra=conj),
+        _fft(params, ct)), **conj),
         "irfft(x)^T ct = conj((mask / N) rfft(ct)) (JAX's _irfft_transpose)"),
 }
 for _case, (_name, (_f, _math)) in enumerate(_CASES.items()):

@@ -34,7 +34,7 @@ from egglog import String, Vec, eq, i64, var
 from ir import dtypes, lax
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import CONSTRUCTORS, Arr, T, args_list, call, get
+from rewrites.terms import Arr, T, args_list, call, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params, require, zeros_like
 from transforms.ad.rules.indexing_params import (
     FILL_OR_DROP,
@@ -64,11 +64,11 @@ def _counted(mode: str, prim: str, slot: str, whole: bool, n_primals: int, n_out
     A.add(mode, prim, slot, "all" if whole else "one", values, math, n_primals, n_outs, n_seeds, build, suffix=suffix)
 
 
-def _own(prim: str, xs: list, ans: Arr) -> String:
-    """The primal equation's own params (its `extra`), read by matching its result."""
-    s = var("own", String)
-    require(eq(ans).to(CONSTRUCTORS[prim](*xs, s)))
-    return s
+def _own(prim: str, xs: list, ans: Arr) -> dict:
+    """The primal equation's own params (its keyword fields), read by matching its result."""
+    own = T.params(prim, "own")
+    require(eq(ans).to(T.of(prim)(*xs, **own)))
+    return own
 
 
 def _select(pred: Arr, on_true: Arr, on_false: Arr) -> Arr:
@@ -122,11 +122,11 @@ def _gather_transpose(p, ins, outs):
                                           p["unique_indices"], p["indices_are_sorted"])}
 
 
-A.jvp("gather", 0, lambda g, x, idx, ans, *, gather: T.gather(g, idx, extra=gather),
+A.jvp("gather", 0, lambda g, x, idx, ans, *, gather: T.gather(g, idx, **gather),
       values=Values(lambda p, ins, outs: {"gather": {**p, "fill_value": _fill_zero(p["mode"])}},
                     gather=params("gather")),
       math="d gather(x, i) = gather(dx, i) (linear; out-of-bounds slices fill with 0)")
-A.vjp("gather", 0, lambda ct, x, idx, ans, *, scatter: T.scatter_add(zeros_like(x), idx, ct, extra=scatter),
+A.vjp("gather", 0, lambda ct, x, idx, ans, *, scatter: T.scatter_add(zeros_like(x), idx, ct, **scatter),
       values=Values(_gather_transpose, scatter=params("scatter-add")),
       math="gather(x, i)^T ct = scatter_add(zeros, i, ct) (mirrored dimension numbers, same mode)")
 
@@ -159,7 +159,7 @@ _UPDATE_CHECK = _just_check(_rank_of_result)
 _UPDATE_SLICE = Values(_update_sizes, slice=params("dynamic_slice"))
 for _r in RANKS:
     _counted("jvp", "dynamic_slice", "0", False, 1 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[1:]]), extra=vals["own"]),
+             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[1:]]), **vals["own"]),
              _SLICE_OWN,
              "d dynamic_slice(x, i..) = dynamic_slice(dx, i..) (linear)", f"-{_r}")
     _counted("vjp", "dynamic_slice", "0", False, 1 + _r, 1,
@@ -175,7 +175,7 @@ for _r in RANKS:
              _UPDATE_CHECK,
              "dynamic_update_slice(x, u, i..)^T ct for x = dynamic_update_slice(ct, zeros like u, i..)", f"-{_r}")
     _counted("vjp", "dynamic_update_slice", "1", False, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[2:]]), extra=vals["slice"]),
+             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[2:]]), **vals["slice"]),
              _UPDATE_SLICE,
              "dynamic_update_slice(x, u, i..)^T ct for u = dynamic_slice(ct, i.., u.shape)", f"-{_r}")
 
@@ -183,15 +183,14 @@ for _r in RANKS:
 # --- scatter-add, scatter-sub -----------------------------------------------------------------------
 
 for _prim in ("scatter-add", "scatter-sub"):
-    A.jvp_whole(_prim, lambda ts, xs, outs, prim=_prim: [CONSTRUCTORS[prim](ts[0], xs[1], ts[2],
-                                                                            _own(prim, xs, outs[0]))],
+    A.jvp_whole(_prim, lambda ts, xs, outs, prim=_prim: [T.of(prim)(ts[0], xs[1], ts[2], **_own(prim, xs, outs[0]))],
                 arity=3, math=f"d {_prim}(x, i, u) = {_prim}(dx, i, du) (linear in x and u)")
     A.vjp(_prim, 0, lambda ct, x, idx, u, ans: ct, math=f"{_prim}(x, i, u)^T ct for x = ct")
 _READ_UPDATES = Values(lambda p, ins, outs: {"read": _read_updates(p, ins)}, read=params("gather"))
-A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, *, read: T.gather(ct, idx, extra=read),
+A.vjp("scatter-add", 2, lambda ct, x, idx, u, ans, *, read: T.gather(ct, idx, **read),
       values=_READ_UPDATES,
       math="scatter_add(x, i, u)^T ct for u = gather(ct, i) (the windows read back, fill 0)")
-A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, *, read: T.neg(T.gather(ct, idx, extra=read)),
+A.vjp("scatter-sub", 2, lambda ct, x, idx, u, ans, *, read: T.neg(T.gather(ct, idx, **read)),
       values=_READ_UPDATES,
       math="scatter_sub(x, i, u)^T ct for u = -gather(ct, i) (the windows read back, fill 0)")
 
@@ -230,10 +229,10 @@ def _unique(flag, value: int) -> None:
 
 def _id_masks(x, idx, u, ans, iota, ids_shape, upd_shape, op_shape, id_dtype, read_ids):
     """JAX's `_scatter_jvp` steps a)-c): (operand positions no update landed on, updates that won)."""
-    ids = T.add(T.reshape(T.iota(extra=iota), ids_shape), _full(1.0, id_dtype, upd_shape))
+    ids = T.add(T.reshape(T.iota(**iota), ids_shape), _full(1.0, id_dtype, upd_shape))
     no_ids = _full(0.0, id_dtype, op_shape)
-    scattered = T.scatter(no_ids, idx, ids, extra=_own("scatter", [x, idx, u], ans))
-    return T.eq(scattered, no_ids), T.eq(ids, T.gather(scattered, idx, extra=read_ids))
+    scattered = T.scatter(no_ids, idx, ids, **_own("scatter", [x, idx, u], ans))
+    return T.eq(scattered, no_ids), T.eq(ids, T.gather(scattered, idx, **read_ids))
 
 
 def _scatter_jvp(unique: bool):
@@ -241,10 +240,10 @@ def _scatter_jvp(unique: bool):
         [x, idx, u], [ans] = xs, outs
         _unique(vals["unique"], int(unique))
         if unique:
-            return T.scatter(ts[0], idx, ts[2], extra=_own("scatter", xs, ans))
+            return T.scatter(ts[0], idx, ts[2], **_own("scatter", xs, ans))
         kept, won = _id_masks(x, idx, u, ans, *(vals[k] for k in _ID_MASK_VALUES))
         return T.scatter_add(_select(kept, ts[0], zeros_like(x)), idx, _select(won, ts[2], zeros_like(u)),
-                             extra=vals["kept"])
+                             **vals["kept"])
     return build
 
 
@@ -253,8 +252,8 @@ def _scatter_vjp(i: int, unique: bool):
         [ct], [x, idx, u], [ans] = seeds, xs, outs
         _unique(vals["unique"], int(unique))
         if unique and i == 0:  # JAX's `_scatter_transpose_rule`
-            return T.scatter(ct, idx, zeros_like(u), extra=_own("scatter", xs, ans))
-        read_ct = T.gather(ct, idx, extra=vals["read_ct"])
+            return T.scatter(ct, idx, zeros_like(u), **_own("scatter", xs, ans))
+        read_ct = T.gather(ct, idx, **vals["read_ct"])
         if unique:
             return read_ct
         kept, won = _id_masks(x, idx, u, ans, *(vals[k] for k in _ID_MASK_VALUES))
@@ -289,16 +288,16 @@ def _scatter_mul_updates(p, ins, outs):
 
 _MUL_UPDATES = Values(_scatter_mul_updates, place=params("scatter-add"), read=params("gather"))
 A.jvp("scatter-mul", 0,
-      lambda g, x, idx, u, ans: T.scatter_mul(g, idx, u, extra=_own("scatter-mul", [x, idx, u], ans)),
+      lambda g, x, idx, u, ans: T.scatter_mul(g, idx, u, **_own("scatter-mul", [x, idx, u], ans)),
       math="d scatter_mul(x, i, u) for x = scatter_mul(dx, i, u) (linear in x)")
 A.jvp("scatter-mul", 2, lambda g, x, idx, u, ans, *, place, read:
-      T.mul(x, T.scatter_add(zeros_like(x), idx, g, extra=place)), values=_MUL_UPDATES,
+      T.mul(x, T.scatter_add(zeros_like(x), idx, g, **place)), values=_MUL_UPDATES,
       math="d scatter_mul(x, i, u) for u = x * scatter_add(zeros, i, du) (unique indices)")
 A.vjp("scatter-mul", 0,
-      lambda ct, x, idx, u, ans: T.scatter_mul(ct, idx, u, extra=_own("scatter-mul", [x, idx, u], ans)),
+      lambda ct, x, idx, u, ans: T.scatter_mul(ct, idx, u, **_own("scatter-mul", [x, idx, u], ans)),
       math="scatter_mul(x, i, u)^T ct for x = scatter_mul(ct, i, u)")
 A.vjp("scatter-mul", 2, lambda ct, x, idx, u, ans, *, place, read:
-      T.gather(T.mul(x, ct), idx, extra=read), values=_MUL_UPDATES,
+      T.gather(T.mul(x, ct), idx, **read), values=_MUL_UPDATES,
       math="scatter_mul(x, i, u)^T ct for u = gather(x * ct, i) (unique indices)")
 
 
@@ -325,13 +324,13 @@ def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[
     """The weights of the operand's and the updates' tangents in each window (JAX's operand_coef and
     updates_coef): an update that lands gets 1/n of the n equal candidates, the operand keeps its share."""
     def gather(a):
-        return T.gather(a, idx, extra=read)
+        return T.gather(a, idx, **read)
 
     ones, zeros_u, zeros_x, one = _full(1.0, dt, upd_shape), zeros_like(u), zeros_like(x), Arr.scalar(1.0, dt)
     target = gather(ans)
     landed, retained = T.eq(u, target), T.eq(gather(x), target)
-    num_updates = gather(T.scatter_add(zeros_x, idx, _select(landed, ones, zeros_u), extra=count))
-    num_refs = gather(T.scatter_add(zeros_x, idx, ones, extra=count))
+    num_updates = gather(T.scatter_add(zeros_x, idx, _select(landed, ones, zeros_u), **count))
+    num_refs = gather(T.scatter_add(zeros_x, idx, ones, **count))
     shared = T.div(one, T.add(num_updates, one))
     updates_coef = _select(landed, _select(retained, shared, T.div(one, num_updates)), zeros_u)
     operand_coef = T.div(T.add(Arr.scalar(-1.0, dt), _select(retained, shared, zeros_u)), num_refs)
@@ -341,18 +340,18 @@ def _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt) -> tuple[
 def _extremal_jvp(ts, xs, outs, *, read, count, tangent, upd_shape, dt, read_ct, back):
     [x, idx, u], [ans] = xs, outs
     operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
-    target_tangents = T.gather(ts[0], idx, extra=read)
+    target_tangents = T.gather(ts[0], idx, **read)
     tangent_updates = T.add(T.mul(target_tangents, operand_coef), T.mul(ts[2], updates_coef))
-    return [T.scatter_add(ts[0], idx, tangent_updates, extra=tangent)]
+    return [T.scatter_add(ts[0], idx, tangent_updates, **tangent)]
 
 
 def _extremal_vjp(i: int):
     def build(ct, x, idx, u, ans, *, read, count, tangent, upd_shape, dt, read_ct, back):
         operand_coef, updates_coef = _extremal_coefficients(x, idx, u, ans, read, count, upd_shape, dt)
-        windows = T.gather(ct, idx, extra=read_ct)
+        windows = T.gather(ct, idx, **read_ct)
         if i == 2:
             return T.mul(windows, updates_coef)
-        return T.add(ct, T.scatter_add(zeros_like(x), idx, T.mul(windows, operand_coef), extra=back))
+        return T.add(ct, T.scatter_add(zeros_like(x), idx, T.mul(windows, operand_coef), **back))
     return build
 
 
@@ -402,19 +401,19 @@ def _sort_indices(xs, outs, vals) -> Arr:
     """JAX's `_sort_jvp`: sort an iota along with the operands; its result with a trailing index axis."""
     s = var("own", String)
     require(eq(outs[0]).to(get(call("sort", s, args_list(xs)), 0)))
-    perm = get(call("sort", s, args_list([*xs, T.iota(extra=vals["iota"])])), len(xs))
+    perm = get(call("sort", s, args_list([*xs, T.iota(**vals["iota"])])), len(xs))
     return T.broadcast_in_dim(perm, vals["idx_shape"], vals["dims"])
 
 
 for _n in SORT_OPERANDS:
     for _j in range(_n):
         _counted("jvp", "sort", f"out{_j}", True, _n, _n,
-                 lambda ts, xs, outs, vals, j=_j: T.gather(ts[j], _sort_indices(xs, outs, vals), extra=vals["by"]),
+                 lambda ts, xs, outs, vals, j=_j: T.gather(ts[j], _sort_indices(xs, outs, vals), **vals["by"]),
                  _sort_values(None),
                  "d sort(xs)_j = gather(dx_j, the permutation sorting an iota along)", f"-{_n}")
         _counted("vjp", "sort", str(_j), True, _n, _n,
                  lambda cts, xs, outs, vals, j=_j: T.scatter_add(
-                     zeros_like(xs[j]), _sort_indices(xs, outs, vals), cts[j], extra=vals["by"]),
+                     zeros_like(xs[j]), _sort_indices(xs, outs, vals), cts[j], **vals["by"]),
                  _sort_values(_j),
                  "sort(xs)^T cts for x_j = scatter_add(zeros, the permutation, ct_j)", f"-{_n}")
 
@@ -431,9 +430,9 @@ def _top_values(axis_param: str, default: int) -> Values:
 for _prim, _axis in (("top_k", "axis"), ("approx_top_k", "reduction_dimension")):
     _values = _top_values(_axis, -1)
     _counted("jvp", _prim, "out0", True, 1, 2,
-             lambda ts, xs, outs, vals: T.gather(ts[0], T.reshape(outs[1], vals["idx_shape"]), extra=vals["read"]),
+             lambda ts, xs, outs, vals: T.gather(ts[0], T.reshape(outs[1], vals["idx_shape"]), **vals["read"]),
              _values, f"d {_prim}(x)_values = gather(dx, the result indices) along the axis", "")
     _counted("vjp", _prim, "0", True, 1, 2,
              lambda cts, xs, outs, vals: T.scatter_add(
-                 zeros_like(xs[0]), T.reshape(outs[1], vals["idx_shape"]), cts[0], extra=vals["back"]),
+                 zeros_like(xs[0]), T.reshape(outs[1], vals["idx_shape"]), cts[0], **vals["back"]),
              _values, f"{_prim}(x)^T (ct_values, _) = scatter_add(zeros, the result indices, ct_values)", "")

@@ -97,7 +97,7 @@ class Kit:
         return T.transpose(x, self.v.swap)
 
     def conj(self, x: Arr) -> Arr:
-        return T.conj(x, extra=self.v.conj) if self.cplx else x
+        return T.conj(x, **self.v.conj) if self.cplx else x
 
     def h(self, x: Arr) -> Arr:
         """JAX's `_H`: the conjugate transpose (the transpose for real operands)."""
@@ -107,10 +107,10 @@ class Kit:
         return T.real(x) if self.cplx else x
 
     def ts(self, a: Arr, b: Arr, params) -> Arr:
-        return T.triangular_solve(a, b, extra=params)
+        return T.triangular_solve(a, b, **params)
 
     def iota(self, grid: str, axis: int) -> Arr:
-        return T.iota(extra=getattr(self.v, f"{grid}_{'rc'[axis]}"))
+        return T.iota(**getattr(self.v, f"{grid}_{'rc'[axis]}"))
 
     def zeros(self, grid: str, dt) -> Arr:
         return T.broadcast_in_dim(Arr.scalar(0.0, dt), getattr(self.v, f"{grid}_shape"), EMPTY)
@@ -129,23 +129,23 @@ class Kit:
         return T.convert_element_type(T.eq(self.iota(grid, 0), self.iota(grid, 1)), dt)
 
     def _diag_indices(self) -> Arr:
-        return T.broadcast_in_dim(T.iota(extra=self.v.diag_iota), self.v.diag_idx_shape, self.v.diag_idx_dims)
+        return T.broadcast_in_dim(T.iota(**self.v.diag_iota), self.v.diag_idx_shape, self.v.diag_idx_dims)
 
     def diag(self, x: Arr) -> Arr:
         """JAX's `_extract_diagonal`: x[..., i, i]."""
-        return T.gather(x, self._diag_indices(), extra=self.v.diag_read)
+        return T.gather(x, self._diag_indices(), **self.v.diag_read)
 
     def undiag(self, s: Arr, grid: str, dt) -> Arr:
         """The diagonal matrix of s (JAX's `_construct_diagonal`; the transpose of `diag`)."""
-        return T.scatter_add(self.zeros(grid, dt), self._diag_indices(), s, extra=self.v.diag_write)
+        return T.scatter_add(self.zeros(grid, dt), self._diag_indices(), s, **self.v.diag_write)
 
     def rows(self, x: Arr, perm: Arr) -> Arr:
         """x[..., perm, :] (JAX's `a[permutation]`)."""
-        return T.gather(x, T.reshape(perm, self.v.perm_shape), extra=self.v.rows_read)
+        return T.gather(x, T.reshape(perm, self.v.perm_shape), **self.v.rows_read)
 
     def unrows(self, ct: Arr, perm: Arr, grid: str, dt) -> Arr:
         """The transpose of `rows`: ct's rows added into zeros at the rows perm names."""
-        return T.scatter_add(self.zeros(grid, dt), T.reshape(perm, self.v.perm_shape), ct, extra=self.v.rows_write)
+        return T.scatter_add(self.zeros(grid, dt), T.reshape(perm, self.v.perm_shape), ct, **self.v.rows_write)
 
 
 # --- the values the kit reads ------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def _triangular_values(p, ins, outs):
 def _triangle(g, a, v):
     """dA on the triangle the solve reads: JAX's `_tril(g, -k)` (lower) or `_triu(g, k)`, k = unit_diagonal,
     as `first + offset >= second` over the (row, column) or (column, row) iotas."""
-    keep = T.ge(T.add(T.iota(extra=v.keep_first), int32(v.keep_offset)), T.iota(extra=v.keep_second))
+    keep = T.ge(T.add(T.iota(**v.keep_first), int32(v.keep_offset)), T.iota(**v.keep_second))
     return select(keep, g, T.broadcast_in_dim(Arr.scalar(0.0, dtype(a)), v.a_shape, EMPTY))
 
 
@@ -317,7 +317,7 @@ for _mode, _make, _math in (
     entry(A, _mode, "triangular_solve", "0", TRIANGULAR, _triangular_values,
           {f"{s}-{c}": _make(s, c == "conj") for s in _SIDES for c in ("plain", "conj")}, arity=2, math=_math)
 A.jvp_linear("triangular_solve", [1], math="d_b X = op(A)^-1 db (linear in b)")
-A.vjp("triangular_solve", 1, lambda ct, a, b, ans, *, flipped: T.triangular_solve(a, ct, extra=flipped),
+A.vjp("triangular_solve", 1, lambda ct, a, b, ans, *, flipped: T.triangular_solve(a, ct, **flipped),
       values=Values(lambda p, ins, outs: {"flipped": {**p, "transpose_a": not p["transpose_a"]}}, flipped=SOLVE),
       math="B_bar = op(A)^-T ct: the solve with transpose_a flipped (JAX's _triangular_solve_transpose_rule)")
 
@@ -358,8 +358,8 @@ def _tridiagonal_jvp(seeds, xs, outs, v):
     sub_band = T.mul(T.broadcast_in_dim(T.slice(ddl, v.vec_start, v.vec_limit), v.band_shape, v.vec_dims), above)
     super_band = T.mul(T.broadcast_in_dim(T.slice(ddu, v.vec_origin, v.vec_head), v.band_shape, v.vec_dims), below)
     product = T.add(T.add(T.mul(T.broadcast_in_dim(dd, v.x_shape, v.vec_dims), x),
-                          T.pad(sub_band, zero, extra=v.rows_front)), T.pad(super_band, zero, extra=v.rows_back))
-    return T.tridiagonal_solve(*xs[:3], T.sub(db, product), extra=v.own)
+                          T.pad(sub_band, zero, **v.rows_front)), T.pad(super_band, zero, **v.rows_back))
+    return T.tridiagonal_solve(*xs[:3], T.sub(db, product), **v.own)
 
 
 def _tridiagonal_vjp(i: int):
@@ -367,9 +367,8 @@ def _tridiagonal_vjp(i: int):
     def f(seeds, xs, outs, v):
         (dl, d, du, _), x, ct = xs, outs[0], seeds[0]
         zero = Arr.scalar(0.0, dtype(ct))
-        u = T.tridiagonal_solve(T.pad(T.slice(du, v.vec_origin, v.vec_head), zero, extra=v.vec_front), d,
-                                T.pad(T.slice(dl, v.vec_start, v.vec_limit), zero, extra=v.vec_back), ct,
-                                extra=v.own)
+        u = T.tridiagonal_solve(T.pad(T.slice(du, v.vec_origin, v.vec_head), zero, **v.vec_front), d,
+                                T.pad(T.slice(dl, v.vec_start, v.vec_limit), zero, **v.vec_back), ct, **v.own)
         if i == 3:
             return u
         y_bar, (above, below) = T.neg(u), _bands(x, v)
@@ -377,9 +376,9 @@ def _tridiagonal_vjp(i: int):
             return T.reduce_sum(T.mul(y_bar, x), v.sum_axes)
         if i == 0:
             band = T.mul(T.slice(y_bar, v.band_start, v.x_shape), above)
-            return T.pad(T.reduce_sum(band, v.sum_axes), zero, extra=v.vec_front)
+            return T.pad(T.reduce_sum(band, v.sum_axes), zero, **v.vec_front)
         band = T.mul(T.slice(y_bar, v.origin, v.band_limit), below)
-        return T.pad(T.reduce_sum(band, v.sum_axes), zero, extra=v.vec_back)
+        return T.pad(T.reduce_sum(band, v.sum_axes), zero, **v.vec_back)
     return f
 
 
@@ -415,11 +414,11 @@ def _lu_values(p, ins, outs):
 def _lu_factors(k: Kit, packed, dt, v):
     """JAX's L = pad(tril(lu[:, :k], -1)) + eye(m) and U = pad(triu(lu[:k])) + eye(n - k) at (k, k)."""
     zero = Arr.scalar(0.0, dt)
-    lower = T.add(T.pad(k.tril(T.slice(packed, v.origin, v.l_limit), "l_part", -1, dt), zero, extra=v.l_pad),
+    lower = T.add(T.pad(k.tril(T.slice(packed, v.origin, v.l_limit), "l_part", -1, dt), zero, **v.l_pad),
                   k.eye("l_full", dt))
     r, c = k.iota("u_full", 0), k.iota("u_full", 1)
     corner = T.convert_element_type(getattr(T, "and")(T.eq(r, c), T.ge(r, int32(v.k))), dt)
-    upper = T.add(T.pad(k.triu(T.slice(packed, v.origin, v.u_limit), "u_part", 0, dt), zero, extra=v.u_pad), corner)
+    upper = T.add(T.pad(k.triu(T.slice(packed, v.origin, v.u_limit), "u_part", 0, dt), zero, **v.u_pad), corner)
     return lower, upper
 
 

@@ -78,7 +78,7 @@ def _qr_jvp(pivoting: bool, cplx: bool):
     def f(seeds, xs, outs, v):
         k, dt, (q, r), dx = Kit(v, cplx), dtype(xs[0]), outs[:2], seeds[0]
         if pivoting:
-            dx = T.gather(dx, T.reshape(outs[2], v.cols_idx), extra=v.cols_read)
+            dx = T.gather(dx, T.reshape(outs[2], v.cols_idx), **v.cols_read)
         a = k.ts(r, dx, v.solve)
         qt = k.mm(k.h(q), a)
         low = k.tril(qt, "sq", -1, dt)
@@ -99,7 +99,7 @@ def _qr_vjp(pivoting: bool, cplx: bool):
         dx_bar = k.ts(r, T.add(cq, k.mm(k.conj(q), qt_bar)), v.solve_t)
         if pivoting:
             zeros = T.broadcast_in_dim(Arr.scalar(0.0, dt), v.x_shape, EMPTY)
-            dx_bar = T.scatter_add(zeros, T.reshape(outs[2], v.cols_idx), dx_bar, extra=v.cols_write)
+            dx_bar = T.scatter_add(zeros, T.reshape(outs[2], v.cols_idx), dx_bar, **v.cols_write)
         return dx_bar
     return f
 
@@ -337,7 +337,7 @@ class _Eig:
         eye = k.eye("sq", v.complex_dtype)
         gaps = T.sub(T.add(eye, T.broadcast_in_dim(w, v.sq_shape, v.row_dims)),
                      T.broadcast_in_dim(w, v.sq_shape, v.col_dims))
-        top = T.broadcast_in_dim(T.argmax(T.abs(vec), v.sum_rows, extra=v.argmax), v.sq_shape, v.row_dims)
+        top = T.broadcast_in_dim(T.argmax(T.abs(vec), v.sum_rows, **v.argmax), v.sq_shape, v.row_dims)
         mask = T.convert_element_type(T.eq(k.iota("sq", 0), top), v.complex_dtype)
         return T.sub(T.integer_pow(gaps, -1), eye), mask, T.real(T.reduce_sum(T.mul(mask, vec), v.sum_rows))
 

@@ -113,8 +113,8 @@ def _others(x: Arr, perm, flat, axis, before, after, reverse) -> Arr:
     """In the flat layout: each element's product of the other reduced elements."""
     xs = T.reshape(T.transpose(x, perm), flat)
     one = Arr.scalar(1.0, dtype(x))
-    return T.mul(T.pad(T.cumprod(xs, axis), one, extra=before),
-                 T.pad(T.cumprod(xs, axis, extra=reverse), one, extra=after))
+    return T.mul(T.pad(T.cumprod(xs, axis), one, **before),
+                 T.pad(T.cumprod(xs, axis, **reverse), one, **after))
 
 
 def _prod_jvp(g, x, ans, *, perm, flat, axis, before, after, reverse, last, lead, moved, inverse):
@@ -139,7 +139,7 @@ def _cumsum_transpose(p, ins, outs):
 
 
 A.jvp_linear("cumsum", [0], math="d cumsum(x) = cumsum(dx)")
-A.vjp("cumsum", 0, lambda ct, x, ans, *, axis, flipped: T.cumsum(ct, axis, extra=flipped),
+A.vjp("cumsum", 0, lambda ct, x, ans, *, axis, flipped: T.cumsum(ct, axis, **flipped),
       values=Values(_cumsum_transpose, axis=INT, flipped=params("cumsum")),
       math="cumsum^T = cumsum in the other direction")
 
@@ -174,7 +174,7 @@ class _Pairs:
     def __init__(self, pairs, along_i, along_j, axis_i, axis_j, iota_1, iota_2):
         self.pairs, self.along_i, self.along_j = pairs, along_i, along_j
         self.axis_i, self.axis_j = axis_i, axis_j
-        self.iota_1, self.iota_2 = T.iota(extra=iota_1), T.iota(extra=iota_2)
+        self.iota_1, self.iota_2 = T.iota(**iota_1), T.iota(**iota_2)
 
     def at_i(self, v: Arr) -> Arr:
         return T.broadcast_in_dim(v, self.pairs, self.along_i)
@@ -212,7 +212,7 @@ def _weights(prim: str, x: Arr, ans: Arr, pairs: _Pairs, axis, cumprod) -> Arr:
     # cumprod: w_ij = prod_{k in prefix(i), k != j} x_k, a cumulative product down the i axis of x_k
     # with x_j replaced by 1.
     others = _select(T.eq(pairs.iota_1, pairs.iota_2), pairs.at_i(x), _full(1.0, x, pairs.pairs))
-    return pairs.masked(T.cumprod(others, axis, extra=cumprod), x)
+    return pairs.masked(T.cumprod(others, axis, **cumprod), x)
 
 
 def _chosen(x: Arr, ans: Arr, pairs: _Pairs) -> Arr:
@@ -287,7 +287,7 @@ def _window_sum_transpose(p, ins, outs):
 
 A.jvp_linear("reduce_window_sum", [0], math="d window_sum(x) = window_sum(dx)")
 A.vjp("reduce_window_sum", 0, lambda ct, x, ans, *, pad, window: T.reduce_window_sum(
-          T.pad(ct, Arr.scalar(0.0, dtype(ct)), extra=pad), extra=window),
+          T.pad(ct, Arr.scalar(0.0, dtype(ct)), **pad), **window),
       values=Values(_window_sum_transpose, pad=params("pad"), window=params("reduce_window_sum")),
       math="window_sum^T ct = window_sum(pad(ct)) with strides and base dilation swapped")
 
@@ -316,11 +316,11 @@ def _scatter_params(prim, select=None):
 
 
 def _gather(t: Arr, x: Arr, params) -> Arr:
-    return T.select_and_gather_add(t, x, extra=params)
+    return T.select_and_gather_add(t, x, **params)
 
 
 def _scatter(ct: Arr, x: Arr, params) -> Arr:
-    return T.select_and_scatter_add(ct, x, extra=params)
+    return T.select_and_scatter_add(ct, x, **params)
 
 
 for _prim, _select_prim in (("reduce_window_max", "ge"), ("reduce_window_min", "le")):
@@ -496,7 +496,7 @@ def _reduce_vjp(i, n):
         def widen(x):
             return T.broadcast_in_dim(T.reshape(T.transpose(x, v["perm"]), v["flat"]), v["spread"], v["along"])
 
-        onehot = T.convert_element_type(T.eq(T.iota(extra=v["iota_m"]), T.iota(extra=v["iota_r"])), dtype(xs[i]))
+        onehot = T.convert_element_type(T.eq(T.iota(**v["iota_m"]), T.iota(**v["iota_r"])), dtype(xs[i]))
         tangents = [onehot if k == i else _full(0.0, xs[k], v["spread"]) for k in range(n)]
         zeros = [Arr.scalar(0.0, dtype(init)) for init in xs[n:]]
         tup = call("reduce", v["params"], args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ir.params import as_ints
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, call, get
+from rewrites.terms import SPECS, Arr, T, call, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params
 
 A = ADBook("shape")
@@ -47,15 +47,15 @@ def _plain(value):
 def _same_op(prim: str) -> tuple[Callable, Values]:
     """`prim` on the tangent with the equation's params rebuilt from them as plain ints: the tangent of
     `broadcast_in_dim[broadcast_dimensions=(np.int64(1),)]` is printed `(1,)` (`jvp_linear` would carry the
-    equation's NumPy spelling, held in its `extra`)."""
-    names = [name for name, _ in SPECS[prim].fields]
-    ctor = CONSTRUCTORS[prim]
+    equation's NumPy spelling, held in its text fields)."""
+    names = [name for name, _ in SPECS[prim].positional_fields]
+    build = T.of(prim)
 
     def fn(p, ins, outs):
         return {**{n: as_ints(p[n]) for n in names}, "rest": {k: _plain(v) for k, v in p.items() if k not in names}}
 
     def rule(g, x, ans, *, rest, **fields):
-        return ctor(g, *(fields[n] for n in names), rest)
+        return build(g, *(fields[n] for n in names), **rest)
 
     return rule, Values(fn, **dict.fromkeys(names, INTS), rest=params(prim))
 
@@ -128,7 +128,7 @@ def _slice_back(p, ins, outs):
     return {"dt": ins[0].dtype.name, "pad": {"padding_config": config}}
 
 
-A.vjp("slice", 0, lambda ct, x, ans, *, dt, pad: T.pad(ct, Arr.scalar(0.0, dt), extra=pad),
+A.vjp("slice", 0, lambda ct, x, ans, *, dt, pad: T.pad(ct, Arr.scalar(0.0, dt), **pad),
       values=Values(_slice_back, dt=STR, pad=params("pad")),
       math="slice(x)^T ct = pad(ct, 0, (start, size - limit, stride - 1))")
 
@@ -146,11 +146,11 @@ def _unpad(p, ins, outs):
 
 
 def _pad_operand_ct(ct, *, dt, unpad, starts, limits, strides, every):
-    return T.slice(T.pad(ct, Arr.scalar(0.0, dt), extra=unpad), starts, limits, extra=strides)
+    return T.slice(T.pad(ct, Arr.scalar(0.0, dt), **unpad), starts, limits, **strides)
 
 
 _UNPAD = Values(_unpad, dt=STR, unpad=params("pad"), starts=INTS, limits=INTS, strides=params("slice"), every=INTS)
-A.jvp_whole("pad", lambda ts, xs, outs, *, own: [T.pad(ts[0], ts[1], extra=own)], arity=2,
+A.jvp_whole("pad", lambda ts, xs, outs, *, own: [T.pad(ts[0], ts[1], **own)], arity=2,
             values=_params_of("pad"), math="d pad(x, v) = pad(dx, dv) (linear in both)")
 A.vjp("pad", 0, lambda ct, x, v, ans, **unpad: _pad_operand_ct(ct, **unpad), values=_UNPAD,
       math="pad(x, v)^T ct = slice(pad(ct, 0, -lo, -hi), 0, .., stride interior + 1)")
@@ -179,7 +179,7 @@ def _piece(prim: str) -> Values:
 
 for _prim in ("concatenate", "stack"):
     A.add("jvp", _prim, "out0", "all", _params_of(_prim), f"d {_prim}(xs) = {_prim}(dxs) (linear)", None, None, None,
-          lambda ts, xs, outs, v, prim=_prim: CONSTRUCTORS[prim](ts, v["own"]))
+          lambda ts, xs, outs, v, prim=_prim: T.of(prim)(ts, **v["own"]))
 A.add("vjp", "concatenate", "*", "one", _piece("concatenate"), "concatenate(xs)^T ct = the slice of ct where x_i sits",
       None, None, 1, lambda cts, xs, outs, v: T.slice(cts[0], v["starts"], v["limits"]))
 A.add("vjp", "stack", "*", "one", _piece("stack"),
@@ -203,7 +203,7 @@ for _prim, _built, _axis, _why in (("split", "concatenate", "dimension", ""),
           None, lambda ts, xs, outs, v, prim=_prim: get(call(prim, v["own"], ts), v["index"]))
     A.add("vjp", _prim, "0", "all", _along(_prim, _axis, _built),
           f"{_prim}(x)^T cts = {_built}(cts along the axis){_why} (unused results' cts are zeros)", None, None, None,
-          lambda cts, xs, outs, v, built=_built: CONSTRUCTORS[built](cts, v["along"]))
+          lambda cts, xs, outs, v, built=_built: T.of(built)(cts, **v["along"]))
 A.add("jvp", "device_put", "out*", "own", None, "d device_put(xs)_j = dx_j (a transfer: the identity here)",
       None, None, 1, lambda ts, xs, outs, v: ts[0])
 A.add("vjp", "device_put", "*", "own", None, "device_put(xs)^T cts = cts (the identity)", None, None, 1,

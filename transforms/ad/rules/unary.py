@@ -112,7 +112,7 @@ A.linear("integer_pow", 0, lambda g, x, ans, *, y, e: T.mul(g, T.mul(Arr.scalar(
 
 # --- linear ops --------------------------------------------------------------------------------------
 
-A.linear("reduce_precision", 0, lambda g, x, ans, *, own: T.reduce_precision(g, extra=own),
+A.linear("reduce_precision", 0, lambda g, x, ans, *, own: T.reduce_precision(g, **own),
          values=Values(lambda p, ins, outs: {"own": p}, own=params("reduce_precision")),
          math="d reduce_precision x = reduce_precision dx (JAX treats it as linear)")
 A.jvp("real", 0, lambda g, x, ans: T.real(g), math="d re z = re dz")
@@ -120,13 +120,13 @@ A.vjp("real", 0, lambda ct, x, ans: T.complex(ct, const(0.0, ans)), math="re^T(c
 A.jvp("imag", 0, lambda g, x, ans: T.imag(g), math="d im z = im dz")
 A.vjp("imag", 0, lambda ct, x, ans: T.complex(const(0.0, ans), T.neg(ct)), math="im^T(c) = 0 - c i")
 A.jvp_linear("convert_element_type", [0], math="d convert x = convert dx (float to float)")
-A.vjp("convert_element_type", 0, lambda ct, x, ans, *, old, back: T.convert_element_type(ct, old, extra=back),
+A.vjp("convert_element_type", 0, lambda ct, x, ans, *, old, back: T.convert_element_type(ct, old, **back),
       values=Values(lambda p, ins, outs: {"old": ins[0].dtype.name,
                                           "back": {"sharding": p.get("sharding"), "weak_type": ins[0].weak_type}},
                     old=STR, back=params("convert_element_type")),
       math="convert^T(c) = convert c back to the operand's dtype and weak type")
 _OWN_CONJ = Values(lambda p, ins, outs: {"own": p}, own=params("conj"))
-A.jvp("conj", 0, lambda g, x, ans, *, own: T.conj(g, extra=own), values=_OWN_CONJ,
+A.jvp("conj", 0, lambda g, x, ans, *, own: T.conj(g, **own), values=_OWN_CONJ,
       math="d conj z = conj dz")
 
 
@@ -144,7 +144,7 @@ def by_dtype(mode: str, prim: str, same, other, *, values: Values, math: str) ->
 
 def _complex_abs_slope(x, ans, conj_params):
     """conj(z) / |z| (1 where z = 0), JAX's `_abs_jvp_rule` for complex z."""
-    return T.div(T.conj(x, extra=conj_params), replace_zero(T.convert_element_type(ans, dtype(x)), x))
+    return T.div(T.conj(x, **conj_params), replace_zero(T.convert_element_type(ans, dtype(x)), x))
 
 
 _CONJ_OF_X = Values(lambda p, ins, outs: {"conj": {"input_dtype": ins[0].dtype}}, conj=params("conj"))
@@ -154,7 +154,7 @@ by_dtype("jvp", "abs", lambda g, x, ans, *, conj: select(T.ge(x, const(0.0, x)),
 by_dtype("vjp", "abs", lambda ct, x, ans, *, conj: select(T.ge(x, const(0.0, x)), ct, T.neg(ct)),
          lambda ct, x, ans, *, conj: T.mul(T.complex(ct, const(0.0, ans)), _complex_abs_slope(x, ans, conj)),
          values=_CONJ_OF_X, math="the transpose of abs's JVP: ±c (real); (c + 0i) conj z / |z| (complex)")
-by_dtype("vjp", "conj", lambda ct, x, ans, *, own: T.conj(ct, extra=own), lambda ct, x, ans, *, own: T.real(ct),
+by_dtype("vjp", "conj", lambda ct, x, ans, *, own: T.conj(ct, **own), lambda ct, x, ans, *, own: T.real(ct),
          values=_OWN_CONJ, math="conj^T(c) = conj c (complex z); re c (real x)")
 
 # Results that never carry a tangent (JAX's defjvp_zero), and integer-only ops.

@@ -178,7 +178,7 @@ def _slice_operand_unbatched(x, *starts, paired, plain, same, concat, column, dt
 
 
 def _slice_starts_unbatched(x, *starts, paired, plain, same, concat, column, dtype):
-    return T.dynamic_slice(args_list([x, Arr.scalar(0.0, dtype), *_held_starts(starts)]), extra=same)
+    return T.dynamic_slice(args_list([x, Arr.scalar(0.0, dtype), *_held_starts(starts)]), **same)
 
 
 def _update_paired(x, u, *starts, scatter, concat, column, dtype):

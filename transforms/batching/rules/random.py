@@ -31,7 +31,7 @@ _WRAP = {"impl": Symbol("fry")}  # the only PRNG implementation eqjax holds (key
 def _key_broadcast(keys: Arr, wrap, shape, dims) -> Arr:
     """broadcast_in_dim of a key array done on its key data (`shape`/`dims` include the trailing words)."""
     data = T.random_unwrap(keys)
-    return T.random_wrap(T.broadcast_in_dim(data, shape, dims), extra=wrap)
+    return T.random_wrap(T.broadcast_in_dim(data, shape, dims), **wrap)
 
 
 def _lifted(e: Site, i: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -139,7 +139,7 @@ def _rng_batched(states, *, op, start0, limit0, vector, row, start_rest, limit_r
     first = T.reshape(T.slice(states, start0, limit0), vector)
     rest = T.slice(states, start_rest, limit_rest)
     advanced = T.reshape(op.result(0, first), row)
-    return [T.concatenate(args_list([advanced, rest]), extra=concat), op.result(1, first)]
+    return [T.concatenate(args_list([advanced, rest]), **concat), op.result(1, first)]
 
 
 V.batch("rng_bit_generator", "b", _rng_batched,

@@ -137,7 +137,7 @@ def _batched_init_rule(inits: str):
     def rule(*xs, op, index, perm, flat, column, widened, joined):
         rows = [T.reshape(T.transpose(x, perm), flat) for x in xs[:n]]
         firsts = [T.broadcast_in_dim(i, column, (0,) if b == "b" else ()) for i, b in zip(xs[n:], inits, strict=True)]
-        values = [T.concatenate(args_list([i, r]), extra=joined) for i, r in zip(firsts, rows, strict=True)]
+        values = [T.concatenate(args_list([i, r]), **joined) for i, r in zip(firsts, rows, strict=True)]
         seen = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), widened, ())
         zeros = [Arr.scalar(0.0, dtype(x)) for x in xs[:n]]
         return op.result(index, *values, seen, *zeros, Arr.scalar(0.0, "bool"))

@@ -117,7 +117,7 @@ def _pad_select(e: Site):
 def _select_padding(padded: Arr, v: Arr, *, dt, pad_u, pad_b, in_shape, out_b, rest) -> Arr:
     """select_n(mask, v, padded) at each position of the batched result: v where the mask is False."""
     true = T.broadcast_in_dim(Arr.scalar(1.0, "bool"), in_shape, ())
-    mask = T.pad(true, Arr.scalar(0.0, "bool"), extra=pad_u)
+    mask = T.pad(true, Arr.scalar(0.0, "bool"), **pad_u)
     return T.select_n(args_list([T.broadcast_in_dim(mask, out_b, rest),
                                             T.broadcast_in_dim(v, out_b, (0,)), padded]))
 
@@ -125,9 +125,9 @@ def _select_padding(padded: Arr, v: Arr, *, dt, pad_u, pad_b, in_shape, out_b, r
 _PAD_SELECT = Values(_pad_select, dt=STR, pad_u=params("pad"), pad_b=params("pad"), in_shape=INTS, out_b=INTS,
                      rest=INTS)
 V.batch("pad", "ub", lambda x, v, **s: _select_padding(
-    T.broadcast_in_dim(T.pad(x, Arr.scalar(0.0, s["dt"]), extra=s["pad_u"]), s["out_b"], s["rest"]), v, **s),
+    T.broadcast_in_dim(T.pad(x, Arr.scalar(0.0, s["dt"]), **s["pad_u"]), s["out_b"], s["rest"]), v, **s),
     values=_PAD_SELECT,
     math="pad(x, v)[b] = where(mask, pad(x, 0), v[b]); pad(x, 0) and the mask are unbatched, then broadcast")
-V.batch("pad", "bb", lambda x, v, **s: _select_padding(T.pad(x, Arr.scalar(0.0, s["dt"]), extra=s["pad_b"]), v, **s),
+V.batch("pad", "bb", lambda x, v, **s: _select_padding(T.pad(x, Arr.scalar(0.0, s["dt"]), **s["pad_b"]), v, **s),
         values=_PAD_SELECT,
     math="pad(x, v)[b] = where(mask, pad(x[b], 0), v[b]), the mask unbatched then broadcast")
