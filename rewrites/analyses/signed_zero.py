@@ -31,5 +31,5 @@ def negative_zero_unions(enc: Encoding) -> list:
         if is_negative_zero(enc.consts[k], enc.const_avals[k]):
             zero = egg_call("scalar", eb.Lit(_SPAN, eb.Float(0.0)), egg_str(enc.const_avals[k].dtype.name))
             const = egg_call("const", eb.Lit(_SPAN, eb.Int(k)))
-            actions.append(eb.Union(_SPAN, const, egg_call("p_neg", zero, egg_str(""))))
+            actions.append(eb.Union(_SPAN, const, egg_call("p_neg", zero)))
     return actions
