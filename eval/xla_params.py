@@ -18,7 +18,8 @@ A param value is converted by the first rule that applies, each a row of one tab
 
 `hidden[primitive]` puts back params JAX's printer leaves out and eqjax's parser does not restore (the `accuracy` of
 `exp`, `sin`, ... and `mul`'s `out_dtype`, found from the pretty-printing rule JAX registers for the
-primitive; jit's shardings, layouts, donation and mesh, which depend on the arity).
+primitive; jit's shardings, layouts, donation and mesh, which depend on the arity; the `sharding` of the
+broadcast a symbolic zero decodes as).
 
 The tables (`tables()`, fields `by_param`, `by_type`, `symbols`, `records`, `hidden`) are built on first use:
 nothing here imports JAX at module import.
@@ -233,7 +234,9 @@ _PP_RULE_DEFAULTS = {"_unary_with_accuracy_pp_rule": {"accuracy": None},
 def _hidden_table() -> dict[str, Callable[[dict, int, int], dict]]:
     from jax._src import core
 
-    hidden: dict[str, Callable[[dict, int, int], dict]] = {"jit": _jit_hidden}
+    # a symbolic zero decodes as a broadcast without `sharding` (None is its default), which bind requires
+    hidden: dict[str, Callable[[dict, int, int], dict]] = {"jit": _jit_hidden,
+                                                            "broadcast_in_dim": _constant(sharding=None)}
     for prim, rule in core.pp_eqn_rules.items():
         defaults = _PP_RULE_DEFAULTS.get(getattr(rule, "__name__", ""))
         if defaults is not None:

@@ -634,7 +634,8 @@ COST_HELP = ("cost model: ops, flops, bytes, latency, latency-numpy, latency-xla
 def _optimizer_args(o: argparse.ArgumentParser, output: bool = True) -> None:
     """The optimizer's knobs (their defaults `DEFAULT_OPTIONS`'s; `_options` reads them back as an `Options`); with
     `output`, also --no-loop-rewrites and --json."""
-    o.add_argument("--rules", default=DEFAULT_OPTIONS.rules, help="rule set: strict, default, fast (+NAME/-NAME items)")
+    o.add_argument("--rules", default=DEFAULT_OPTIONS.rules,
+                   help="rule set: strict, default, accurate, fast (+NAME/-NAME items)")
     o.add_argument("--cost", default=DEFAULT_OPTIONS.cost, help=COST_HELP)
     o.add_argument("--extractor", default=DEFAULT_OPTIONS.extractor, help="tree, greedy_dag or ilp")
     o.add_argument("--node-limit", type=_non_negative(int), help="stop saturating past this many e-nodes")
@@ -662,7 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="one JSON object with every outcome")
     c.add_argument("-v", "--verbose", action="store_true", help="also list skipped checks with the reason")
     c.add_argument("--optimize", action="store_true", help="run every program through the e-graph first")
-    c.add_argument("--rules", default="default", help="rule set for --optimize (strict, default, fast)")
+    c.add_argument("--rules", default="default", help="rule set for --optimize (strict, default, accurate, fast)")
     _custom_rules_arg(c)
     add_study_args(c)
     c.set_defaults(func=cmd_conformance)

@@ -75,7 +75,7 @@ OPTIMIZING_COMMANDS = ["optimize", "sample", "grad", "jvp", "vjp", "vmap"]
 
 @pytest.mark.parametrize("command", OPTIMIZING_COMMANDS)
 @pytest.mark.parametrize("option, value, choices", [
-    ("--rules", "bogus", "choose from strict, default, fast, none"),
+    ("--rules", "bogus", "choose from strict, default, accurate, fast, none"),
     ("--rules", "default,+no-such-rule", "bad rule spec item '+no-such-rule'"),
     ("--cost", "bogus", "choose from ops, flops, bytes, latency, latency-numpy, latency-xla, learned:PATH"),
     ("--cost", "latency-nowhere", "choose from ops, flops"),
@@ -110,12 +110,13 @@ def test_negative_argnums_count_from_the_end_as_in_jax(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, choices", [
-    (["rules", "list", "--set", "bogus"], "choose from strict, default, fast, none, ad, vmap"),
-    (["rules", "semantics", "--sets", "strict,bogus", "--no-fixtures"], "choose from strict, default, fast, none"),
-    (["rules", "effect", "x.rules", "--base", "bogus"], "choose from strict, default, fast, none"),
-    (["bench", "optimizer", "--rules", "bogus"], "choose from strict, default, fast, none"),
+    (["rules", "list", "--set", "bogus"], "choose from strict, default, accurate, fast, none, ad, vmap"),
+    (["rules", "semantics", "--sets", "strict,bogus", "--no-fixtures"],
+     "choose from strict, default, accurate, fast, none"),
+    (["rules", "effect", "x.rules", "--base", "bogus"], "choose from strict, default, accurate, fast, none"),
+    (["bench", "optimizer", "--rules", "bogus"], "choose from strict, default, accurate, fast, none"),
     (["conformance", "--check", "out,bogus"], "choose from out, jvp, vjp, vmap, grad, hessian, vmap_grad, grad_grad"),
-    (["conformance", "--optimize", "--rules", "bogus"], "choose from strict, default, fast, none"),
+    (["conformance", "--optimize", "--rules", "bogus"], "choose from strict, default, accurate, fast, none"),
 ])
 def test_unknown_set_and_check_names_list_the_choices(capsys, argv, choices):
     _one_line_status_2(capsys, argv, choices)
