@@ -26,15 +26,13 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from eval.study.task import code_version  # the sources' and libraries' versions (a digest of contents)
 from ir.core import ClosedJaxpr
-
-PACKAGES = ("ir", "eval", "rewrites", "transforms")
 
 
 def cache_dir() -> Path | None:
@@ -44,25 +42,6 @@ def cache_dir() -> Path | None:
         return Path(os.environ["EQJAX_CACHE_DIR"])
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "eqjax"
-
-
-@cache
-def code_version() -> str:
-    """eqjax's version and the size and mtime of each of its source files (changes with any edit)."""
-    from importlib import metadata
-
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for name in ("eqjax", "egglog", "numpy"):
-        try:
-            h.update(f"{name}={metadata.version(name)};".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"{name}=none;".encode())
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            st = path.stat()
-            h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
 
 
 def _setting(value: Any) -> Any:

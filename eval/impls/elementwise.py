@@ -364,9 +364,18 @@ def _digamma(x):
     return np.where((x <= 0) & _is_int(x), np.nan, special.psi(x))  # XLA: nan at the poles 0, -1, ...
 
 
+# Below this q, SciPy's zeta sums (q + k)^-x term by term up to q + k > 9 (~|q| terms: it never ends at q = -1e12).
+_FAR_NEGATIVE_Q = -(2.0**20)
+
+
 def _zeta(x, q):
-    """Hurwitz zeta with XLA's (chlo.zeta) values outside x > 1, q > 0."""
-    result = special.zeta(x, q)
+    """Hurwitz zeta with XLA's (chlo.zeta) values outside x > 1, q > 0. At q below `_FAR_NEGATIVE_Q`, XLA's
+    Euler-Maclaurin terms taken at q itself, as chlo.zeta computes there: q^(1-x)/(x-1) + q^-x/2 + x q^(-x-1)/12."""
+    far = q < _FAR_NEGATIVE_Q
+    with np.errstate(all="ignore"):
+        asymptotic = (np.power(q, 1.0 - x) / (x - 1.0) + 0.5 * np.power(q, -x)
+                      + x * np.power(q, -x - 1.0) / 12.0)
+    result = np.where(far, asymptotic, special.zeta(x, np.where(far, 1.0, q)))
     result = np.where(x < 1, np.nan, result)
     q_nonpositive = q <= 0
     result = np.where(q_nonpositive & ~_is_int(x), np.nan, result)

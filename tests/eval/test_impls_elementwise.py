@@ -445,3 +445,17 @@ def test_unsupported_operands_name_the_primitive():
         IMPLS["integer_pow"](np.array([2], np.int32), y=-1)
     with pytest.raises(ValueError, match="round"):
         IMPLS["round"](np.array([1.0]), rounding_method=7)
+
+
+def test_zeta_and_polygamma_far_below_zero_end_and_agree_with_xla():
+    """SciPy's zeta sums term by term up to q > 9: at q = -1e12 it would not end (`rules verify` of
+    polygamma-zero hung there). Below -2^20 the implementation takes XLA's Euler-Maclaurin terms at q."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    from jax.scipy.special import zeta as jax_zeta
+
+    q = np.array([-1e12 - 0.5, -1e10 - 0.5, -123456789.25, -3e6 - 0.75])
+    ours = elementwise._zeta(np.full_like(q, 2.0), q)
+    np.testing.assert_allclose(ours, np.asarray(jax_zeta(2.0, q)), rtol=1e-12)
+    assert np.all(np.isfinite(elementwise._polygamma(np.zeros_like(q), q)))
