@@ -1,11 +1,10 @@
 """Structural rules: reversals, slices of slices, reductions of broadcasts, sums of products as dots, a
 scalar factor out of a sum.
 
-Written with the typed fields of the constructors only (`T.slice(x, start, limit)`, `T.rev(x, dims)`, ...):
-the params that are not typed fields keep their defaults (a slice's `strides=None`), the only values a rule can
-match or build without reading the rest of a node's params. Rules that need a param no constructor holds as a
-field are left out until it does: concatenate's `dimension` (a concatenation of adjacent slices of one array)
-and stack's `axis` (a reduction over a stack).
+Written with the positional fields of the constructors (`T.slice(x, start, limit)`, `T.rev(x, dims)`, ...): the
+keyword fields keep their defaults (a slice's `strides=None`). Not written yet: a concatenation of adjacent
+slices of one array and a reduction over a stack, which need concatenate's `dimension` and stack's `axis`;
+both became typed fields when every param did (issue 19), after these rules were written.
 
 Per rank (`MAX_RANK`), params computed from params are computed in the rule's query with egglog's Vec
 primitives, as `rewrites.rules.tensor` does.
@@ -64,7 +63,6 @@ R.rw("sum-of-products-dot", REAL, T.reduce_sum(T.mul(x, y), ints(0)), T.dot_gene
      rank_is(shape_of(x), 1), eq(shape_of(y)).to(shape_of(x)), eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d),
      float_dtype(d),
      math="sum(x*y) over the one axis of vectors x, y -> dot(x, y) (real: the dot may sum in another order)")
-
 
 
 def _sum_scalar_factor(*guard) -> list[RewriteOrRule]:
