@@ -2,99 +2,35 @@
 eqjax extracts under `flops` and under `flops+accuracy`, against the exact results (mpmath), for float64 and
 float32.
 
-    .venv/bin/python papers/accuracy/run.py            # results/accuracy.md, accuracy.json, one figure per dtype
+    .venv/bin/python papers/accuracy/run.py [--jobs N] [--scheduler local|tcp://host:8786]
+                                            [--json-lines PATH [--resume]] [--out DIR]
+
+writes results/accuracy.md, accuracy.json and one figure per dtype. One `eval.study` task per row and dtype
+(`rewrites.accuracy.stability_rows`): `--jobs N` measures on N worker processes, `--scheduler` on Dask,
+`--json-lines` keeps each finished row so `--resume` continues a stopped run; the files are the same whichever
+ran it.
 
 Each row is a formula PyTensor's stability rewrites target (pytensor/tensor/rewriting/math.py: log1p/expm1,
-log1mexp, sigmoid and softplus forms, logaddexp, logsumexp, log-softmax, erf/erfc complements; the last two over a
-vector of 4); its PyTensor column is the form those
-rewrites produce, written by hand with PyTensor's own definitions (its softplus is piecewise in x). Errors are
+log1mexp, sigmoid and softplus forms, logaddexp, logsumexp, log-softmax, erf/erfc complements; logsumexp and
+log-softmax over a vector of 4); its PyTensor column is the form those rewrites produce, written by hand with
+PyTensor's own definitions (its softplus is piecewise in x). Errors are
 `rewrites.accuracy.measure_accuracy`'s: bits of error per element (0 = correctly rounded, 64 = nothing right
 for float64) on its seeded samples (finite values across the whole range, then ±0, ±inf, nan, subnormals and
-other special values). Deterministic: no timing is written; the seconds each optimization took are printed.
+other special values). Deterministic: no timing is written; the seconds each row took are printed.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import math
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-import ir.numpy as jnp  # noqa: E402
-from ir import lax  # noqa: E402
-from ir.core import ShapedArray  # noqa: E402
-from ir.dtypes import float32, float64  # noqa: E402
-from ir.tracing import make_jaxpr  # noqa: E402
-from rewrites.accuracy import measure_accuracy  # noqa: E402
-from rewrites.engine import optimize  # noqa: E402
-
-exp, log, log1p, expm1, logistic = jnp.exp, jnp.log, jnp.log1p, jnp.expm1, lax.logistic
-COLUMNS = ("naive", "PyTensor", "eqjax flops", "eqjax flops+accuracy")
-
-
-def pytensor_softplus(x):
-    """PyTensor's scalar softplus: exp(x) below -37, log1p(exp(x)) below 18, x + exp(-x) below 33.3, else x."""
-    return lax.select_n(x < -37.0, lax.select_n(x < 18.0, lax.select_n(x < 33.3, x, x + exp(-x)), log1p(exp(x))),
-                        exp(x))
-
-
-def pytensor_log1mexp(x):
-    """PyTensor's log1mexp: log(-expm1(x)) near 0, log1p(-exp(x)) below log(1/2)."""
-    return lax.select_n(x < math.log(0.5), log(-expm1(x)), log1p(-exp(x)))
-
-
-def pytensor_max_shift(x):
-    """PyTensor's logsumexp shift: max(x), or 0 where it is infinite."""
-    m = jnp.max(x)
-    return lax.select_n(jnp.isinf(m), m, jnp.zeros_like(m))
-
-
-def pytensor_logsumexp(x):
-    m = pytensor_max_shift(x)
-    return m + log(jnp.sum(exp(x - m)))
-
-
-def pytensor_log_softmax(x):
-    shifted = x - pytensor_max_shift(x)
-    return shifted - log(jnp.sum(exp(shifted)))
-
-
-# (name, naive form, PyTensor's form, operand shapes)
-ROWS = [
-    ("log(1-x)", lambda x: log(1.0 - x), lambda x: log1p(-x), [()]),
-    ("1-exp(x)", lambda x: 1.0 - exp(x), lambda x: -expm1(x), [()]),
-    ("log(1-exp(x))", lambda x: log(1.0 - exp(x)), pytensor_log1mexp, [()]),
-    ("1-sigmoid(x)", lambda x: 1.0 - logistic(x), lambda x: logistic(-x), [()]),
-    ("1/(1+exp(x))", lambda x: 1.0 / (1.0 + exp(x)), lambda x: logistic(-x), [()]),
-    ("log(1+exp(x))", lambda x: log(1.0 + exp(x)), pytensor_softplus, [()]),
-    ("log(sigmoid(x))", lambda x: log(logistic(x)), lambda x: -pytensor_softplus(-x), [()]),
-    ("log(exp(x)+exp(y))", lambda x, y: log(exp(x) + exp(y)),
-     lambda x, y: jnp.maximum(x, y) + log1p(exp(-jnp.abs(x - y))), [(), ()]),
-    ("log(sum(exp(x)))", lambda x: log(jnp.sum(exp(x))), pytensor_logsumexp, [(4,)]),
-    ("log(softmax(x))", lambda x: log(exp(x) / jnp.sum(exp(x))), pytensor_log_softmax, [(4,)]),
-    ("1-erf(x)", lambda x: 1.0 - lax.erf(x), lax.erfc, [()]),
-    ("1-erfc(x)", lambda x: 1.0 - lax.erfc(x), lax.erf, [()]),
-]
-
-
-def measure_row(name: str, naive, pytensor, shapes: list, dtype) -> dict:
-    avals = [ShapedArray(shape, dtype) for shape in shapes]
-    program = make_jaxpr(naive)(*avals)
-    forms = {"naive": program, "PyTensor": make_jaxpr(pytensor)(*avals)}
-    for cost in ("flops", "flops+accuracy"):
-        start = time.perf_counter()
-        forms[f"eqjax {cost}"], _ = optimize(program, rules="accurate", cost=cost)
-        print(f"  {name} {dtype.name} {cost}: {time.perf_counter() - start:.2f} s")
-    row = {"name": name, "dtype": dtype.name, "forms": {}}
-    for column, form in forms.items():
-        [out] = measure_accuracy(program, form)["outputs"]
-        row["forms"][column] = {"mean_bits": out["optimized_mean_bits"], "max_bits": out["optimized_max_bits"],
-                                "program": str(form)}
-    return row
+from eval.study import Task, executor_for, run_study  # noqa: E402
+from rewrites.accuracy.stability_rows import COLUMNS, ROWS  # noqa: E402
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -128,10 +64,26 @@ def figure(rows: list[dict], dtype: str, path: Path) -> None:
 
 
 def main() -> None:
-    rows = [measure_row(name, naive, pytensor, shapes, dtype) for dtype in (float64, float32)
-            for name, naive, pytensor, shapes in ROWS]
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
+    p.add_argument("--scheduler", help="run on Dask: 'local' (a LocalCluster of --jobs workers) or tcp://host:8786")
+    p.add_argument("--json-lines", metavar="PATH", help="stream one JSON line per measured row to PATH")
+    p.add_argument("--resume", action="store_true", help="with --json-lines: skip the rows already in PATH")
+    p.add_argument("--out", type=Path, default=HERE / "results", help="where the results go (default results/)")
+    args = p.parse_args()
+    if args.resume and not args.json_lines:
+        p.error("--resume continues the results of --json-lines PATH: name the file")
+    tasks = [Task("rewrites.accuracy.stability_rows:measure_row", {"name": name, "dtype": dtype})
+             for dtype in ("float64", "float32") for name, *_ in ROWS]
+    study = run_study(tasks, out=args.json_lines, resume=args.resume, label="rows measured",
+                      executor=executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state"))
+    for record in study.failed:
+        raise SystemExit(f"{record['args']}: {record['error']}")
+    for record in study.records:
+        print(f"  {record['args']['name']} {record['args']['dtype']}: {record['seconds']:.2f} s")
+    rows = [record["result"] for record in study.records]
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
     (out / "accuracy.json").write_text(json.dumps(rows, indent=1) + "\n")
     (out / "accuracy.md").write_text("\n".join(["Bits of error (mean over elements and samples / max) of each form "
                                                 "against the exact result; from papers/accuracy/run.py.", "",
