@@ -29,8 +29,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from eval.study import Task, executor_for, run_study  # noqa: E402
+from eval.study import Task  # noqa: E402
 from rewrites.accuracy.stability_rows import COLUMNS, ROWS  # noqa: E402
+from transforms.cli_options import UsageError  # noqa: E402
+from transforms.cli_study import add_study_args, run_tasks  # noqa: E402
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -65,18 +67,15 @@ def figure(rows: list[dict], dtype: str, path: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
-    p.add_argument("--scheduler", help="run on Dask: 'local' (a LocalCluster of --jobs workers) or tcp://host:8786")
-    p.add_argument("--json-lines", metavar="PATH", help="stream one JSON line per measured row to PATH")
-    p.add_argument("--resume", action="store_true", help="with --json-lines: skip the rows already in PATH")
+    add_study_args(p)
     p.add_argument("--out", type=Path, default=HERE / "results", help="where the results go (default results/)")
     args = p.parse_args()
-    if args.resume and not args.json_lines:
-        p.error("--resume continues the results of --json-lines PATH: name the file")
     tasks = [Task("rewrites.accuracy.stability_rows:measure_row", {"name": name, "dtype": dtype})
              for dtype in ("float64", "float32") for name, *_ in ROWS]
-    study = run_study(tasks, out=args.json_lines, resume=args.resume, label="rows measured",
-                      executor=executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state"))
+    try:
+        study = run_tasks(args, tasks, "rows measured")
+    except UsageError as e:
+        p.error(str(e))
     for record in study.failed:
         raise SystemExit(f"{record['args']}: {record['error']}")
     for record in study.records:

@@ -24,9 +24,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from eval.study import executor_for, run_study  # noqa: E402
 from rewrites.rulesets import all_rules  # noqa: E402
 from rewrites.verify.study import verdict_of, verify_tasks  # noqa: E402
+from transforms.cli_options import UsageError  # noqa: E402
+from transforms.cli_study import add_study_args, run_tasks  # noqa: E402
 
 BUDGET = 1000  # hypothesis examples per rule and dtype, as `eqjax rules verify` uses
 PROVE_SECONDS = 120.0  # z3's limit per rule and dtype: far above the slowest proof (about 10 s)
@@ -39,24 +40,20 @@ def _cell(text: str) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
-    p.add_argument("--scheduler", help="run on Dask: 'local' (a LocalCluster of --jobs workers) or tcp://host:8786")
-    p.add_argument("--json-lines", metavar="PATH", help="stream one JSON line per verified rule to PATH")
-    p.add_argument("--resume", action="store_true", help="with --json-lines: skip the rules already in PATH")
+    add_study_args(p)
     p.add_argument("--only", help="comma-separated rule names (default: every built-in rule)")
     p.add_argument("--out", type=Path, default=HERE / "results", help="where the tables go (default results/)")
     args = p.parse_args()
-    if args.resume and not args.json_lines:
-        p.error("--resume continues the results of --json-lines PATH: name the file")
     rules = all_rules()
     if args.only:
         names = {n.strip() for n in args.only.split(",") if n.strip()}
         if names - {r.name for r in rules}:
             p.error(f"no built-in rule named {', '.join(sorted(names - {r.name for r in rules}))}")
         rules = tuple(r for r in rules if r.name in names)
-    study = run_study(verify_tasks([r.name for r in rules], BUDGET, PROVE_SECONDS), out=args.json_lines,
-                      executor=executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state"),
-                      resume=args.resume, label="rules verified")
+    try:
+        study = run_tasks(args, verify_tasks([r.name for r in rules], BUDGET, PROVE_SECONDS), "rules verified")
+    except UsageError as e:
+        p.error(str(e))
     declared = {r.name: r.soundness for r in rules}
     verdicts = [verdict_of(record, declared[record["args"]["name"]]) for record in study.records]
     category = {r.name: r.category for r in rules}
