@@ -41,7 +41,8 @@ def _flags(shape, value: bool) -> np.ndarray:
     return np.full(shape, value, dtype=bool)
 
 
-def _input(a: np.ndarray, dtype, dps: int) -> tuple:
+def exact_input(a: np.ndarray, dtype, dps: int) -> tuple:
+    """An input array as an exact value: (its mpmath numbers, all exact, none decided by rounding)."""
     with np.errstate(all="ignore"):
         values = _objects(np.frompyfunc(lambda x: hp.input_value(x, dtype, dps), 1, 1)(np.asarray(a)))
     return values, _flags(values.shape, True), _flags(values.shape, False)
@@ -181,11 +182,6 @@ def exact_outputs(closed: ClosedJaxpr, args: Sequence[np.ndarray], dps: int) -> 
     return [(read(v)[0], read(v)[2]) for v in jaxpr.outvars]
 
 
-def exact_input(a: np.ndarray, dtype, dps: int) -> tuple:
-    """An input array as an exact value: (its mpmath numbers, all exact, none decided by rounding)."""
-    return _input(a, dtype, dps)
-
-
 def exact_eqn(interp: hp.Interpreter, eqn, operands: Sequence[tuple]) -> tuple:
     """The exact value of a one-result equation from its operands' exact values (the three arrays of a value:
     the numbers, whether each is exact, whether rounding could have decided it); raises
@@ -195,7 +191,7 @@ def exact_eqn(interp: hp.Interpreter, eqn, operands: Sequence[tuple]) -> tuple:
         raise UnsupportedPrimitive(prim, "high-precision evaluation (one result)", WHERE)
     if not operands:  # iota and other constants: NumPy's values are exact
         aval = eqn.outvars[0].aval
-        return _input(np.asarray(get_impl(prim)(**eqn.params)), aval.dtype, interp.ctx.dps)
+        return exact_input(np.asarray(get_impl(prim)(**eqn.params)), aval.dtype, interp.ctx.dps)
     if prim in STRUCTURAL:
         return STRUCTURAL[prim](interp, eqn, *operands)
     shape = eqn.outvars[0].aval.shape

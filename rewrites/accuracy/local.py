@@ -94,6 +94,7 @@ def local_errors(steps: Sequence[Step], leaves: dict, in_avals: Sequence[ShapedA
     bits = np.zeros(len(steps))
     measured = np.zeros(len(steps), dtype=bool)
     skipped: dict[str, int] = {}
+    programs = [_one_equation(step.eqn) for step in steps]
     for sample in samples:
         exact = _rounded_values(steps, leaves, sample.args)
         for k, step in enumerate(steps):
@@ -104,7 +105,7 @@ def local_errors(steps: Sequence[Step], leaves: dict, in_avals: Sequence[ShapedA
                 continue
             aval = step.eqn.outvars[0].aval
             try:
-                [got] = run(_one_equation(step.eqn), [exact[o] for o in step.operands])
+                [got] = run(programs[k], [exact[o] for o in step.operands])
             except Exception:  # noqa: BLE001  (a NumPy implementation refusing these inputs: no measure)
                 continue
             err = bits_of_error(np.broadcast_to(got, aval.shape), exact[step.result], aval.dtype)
@@ -156,15 +157,8 @@ def _fill(interp, steps: Sequence[Step], values: dict) -> None:
             progress = True
 
 
-_ONE_EQUATION: dict[int, ClosedJaxpr] = {}
-
-
 def _one_equation(eqn: Eqn) -> ClosedJaxpr:
-    closed = _ONE_EQUATION.get(id(eqn))
-    if closed is None or closed.jaxpr.eqns[0] is not eqn:
-        closed = ClosedJaxpr(Jaxpr([], [v for v in eqn.invars if isinstance(v, Var)], list(eqn.outvars), [eqn]))
-        _ONE_EQUATION[id(eqn)] = closed
-    return closed
+    return ClosedJaxpr(Jaxpr([], [v for v in eqn.invars if isinstance(v, Var)], list(eqn.outvars), [eqn]))
 
 
 def _real_valued(aval) -> bool:
