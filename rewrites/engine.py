@@ -178,22 +178,25 @@ def release_prepared() -> None:
     _bases.__dict__.clear()
 
 
-def _members(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any]) -> dict[str, list]:
-    """The egglog rules of `eggs` by group, each group in its list's order."""
+_GROUPS = ("analysis", "rules", "explosive", "prelude")  # a Prepared's rule groups, in its fields' order
+
+
+def _members(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any]) -> list[list]:
+    """The egglog rules of `eggs` by group (in `_GROUPS` order), each group in its list's order."""
     def chosen(rule_list, keep=lambda r: True) -> list:
         return [e for r in rule_list if keep(r) and r.built is not None for e in r.built if id(e) in eggs]
 
-    return {"analysis": chosen(analysis_rules()), "rules": chosen(rules, lambda r: not r.explosive),
-            "explosive": chosen(rules, lambda r: r.explosive), "prelude": chosen(prelude)}
+    return [chosen(analysis_rules()), chosen(rules, lambda r: not r.explosive),
+            chosen(rules, lambda r: r.explosive), chosen(prelude)]
 
 
 def _register(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any], key: tuple) -> Prepared:
     """A new e-graph holding the egglog rules `eggs`, each group in its list's order."""
     egraph = EGraph()
     declare_terms(egraph)
-    placeholders = {group: ruleset(name=f"{group}-{next(_ruleset_ids)}") for group in _members(rules, (), {})}
-    prep = Prepared(egraph, list(rules), *placeholders.values(), {str(p.__egg_ident__): [] for p in
-                                                                   placeholders.values()}, {}, {}, key)
+    placeholders = [ruleset(name=f"{group}-{next(_ruleset_ids)}") for group in _GROUPS]
+    prep = Prepared(egraph, list(rules), *placeholders, {str(p.__egg_ident__): [] for p in placeholders}, {}, {},
+                    key)
     _grow(prep, rules, prelude, eggs)
     return prep
 
@@ -209,7 +212,7 @@ def _grow(prep: Prepared, rules: list[Rule], prelude: Sequence[Rule], eggs: dict
     names = {i: name for members in prep.groups.values() for i, name in members}
     names.update((i, str(r.__egg_ident__)) for i, r in own.items())
     prep.eggs = {**prep.eggs, **new}
-    for group, members in zip(prep.groups, _members(rules, prelude, prep.eggs).values(), strict=True):
+    for group, members in zip(prep.groups, _members(rules, prelude, prep.eggs), strict=True):
         prep.groups[group] = [(id(e), names[id(e)]) for e in members]
     prep.by_decl.update((e.decl, r.name) for r in (*rules, *prelude) if r.built is not None for e in r.built
                         if id(e) in new)
