@@ -35,6 +35,8 @@
     eqjax bench extraction [--data DIR] [--timeout S] [--json]
                                        eqjax's extractors beside extraction-gym's on its e-graphs (default: the
                                        bundled subset; DIR: a checkout's data/), rewrites/extract/gym_bench.py
+    eqjax bench ... [--json-lines PATH [--resume]] [--jobs N] [--scheduler ADDR] [--quiet]
+                                       a row per task (transforms/cli_study.py); timed rows run one at a time here
     eqjax sweep [--programs DIR|FILE] [--rules default,fast] [--cost flops,latency] [--extractor greedy_dag,ilp]
                                        the optimizer over every combination: one table, and JSON lines
                                        (transforms/cli_sweep.py)
