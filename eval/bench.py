@@ -84,13 +84,13 @@ def eval_row(case_id: str, repeats: int) -> dict:
             "numpy_overhead_us_per_eqn": (t_numpy - t_direct) * 1e6 / max(n, 1)}
 
 
-def bench_eval(repeats: int = 200, rows=None) -> list[dict]:
-    """`rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+def bench_eval(repeats: int = 200, run_rows=None) -> list[dict]:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     from eval.study import RowRunner, Task
 
     tasks = [Task("eval.bench:eval_row", {"case_id": case.id, "repeats": repeats})
              for case in load_fixtures([DEFAULT_ORACLE], ["programs"])]
-    results = (rows or RowRunner())(tasks, "programs timed")
+    results = (run_rows or RowRunner())(tasks, "programs timed")
     for row in results:
         if "skipped" in row:
             print(f"{row['case']:40} skipped: {row['skipped']}")

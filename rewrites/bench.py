@@ -90,15 +90,15 @@ def _print_row(row: dict) -> None:
           + f"{row['enodes']:>9}{row['iterations']:>5} {row['stop']}")
 
 
-def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default", rows=None) -> list[dict]:
-    """`rows` runs the rows' tasks (`eval.study.rows.RowRunner`; default: in this process): the timed rows one at
+def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default", run_rows=None) -> list[dict]:
+    """`run_rows` runs the rows' tasks (`eval.study.rows.RowRunner`; default: in this process): the timed rows one at
     a time in this process, the redundancy suite (it times nothing) on the runner's executor."""
     from eval.oracle import DEFAULT_ORACLE, load_fixtures
     from eval.study import RowRunner, Task
     from rewrites.engine import optimize
     from rewrites.redundancy import redundancy_table
 
-    rows = rows or RowRunner()
+    run_rows = run_rows or RowRunner()
     t0 = time.perf_counter()
     optimize(synthetic_program(10), rules=rules)  # registers the rules once per process (reused after)
     print(f"rules={rules}; seconds per phase; one-time rule registration {time.perf_counter() - t0:.2f} s")
@@ -106,7 +106,7 @@ def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default", rows=None) 
              for n in sizes]
     tasks += [Task("rewrites.bench:optimizer_row", {"name": case.id, "rules": rules})
               for case in load_fixtures([DEFAULT_ORACLE], ["programs"])]
-    results = rows(tasks, "programs optimized")
+    results = run_rows(tasks, "programs optimized")
     print(f"{'program':36}{'eqns':>7}{'total':>8}{'encode':>8}{'satur.':>8}{'serial.':>8}{'release':>8}"
           f"{'costs':>8}{'extract':>8}{'decode':>8}{'e-nodes':>9}{'iter':>5} stop")
     for row in results:
@@ -116,8 +116,8 @@ def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default", rows=None) 
         k = math.log(t1 / t0) / math.log(n1 / n0)
         print(f"growth exponent {k:.2f} from {n0} to {n1} equations (time ∝ eqns^k)")
     print(f"oracle programs: {sum(r['total_s'] for r in results[len(sizes):]):.2f} s in all")
-    bench_scale(rows=rows)
-    redundancy_table(rows=rows)
+    bench_scale(run_rows=run_rows)
+    redundancy_table(run_rows=run_rows)
     return results
 
 
@@ -270,16 +270,16 @@ def scale_row(kind: str, n_eqns: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench_scale(kinds=tuple(SCALE_CASES), sizes=SCALE_SIZES, rows=None) -> list[dict]:
+def bench_scale(kinds=tuple(SCALE_CASES), sizes=SCALE_SIZES, run_rows=None) -> list[dict]:
     """Each case at each size in a fresh process (peak memory is per process): seconds per phase (wall),
-    CPU seconds of the whole call, peak RSS, and the fitted growth exponent of extraction time. `rows` runs the
+    CPU seconds of the whole call, peak RSS, and the fitted growth exponent of extraction time. `run_rows` runs the
     cases' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     import numpy as np
 
     from eval.study import RowRunner, Task
 
     tasks = [Task("rewrites.bench:scale_row", {"kind": kind, "n_eqns": n}) for kind in kinds for n in sizes]
-    results = iter((rows or RowRunner())(tasks, "scale cases"))
+    results = iter((run_rows or RowRunner())(tasks, "scale cases"))
     phases = ("encode", "prelude", "saturate", "serialize", "release", "costs", "extract", "decode")
     print("\nscale: one fresh process per case; phases in wall seconds, cpu = the whole call's CPU seconds")
     print(f"{'case':24}{'eqns':>7}{'cpu':>8}{'peak MB':>9}" + "".join(f"{p[:7]:>9}" for p in phases)

@@ -180,14 +180,14 @@ def measure_row(name: str, rules: str | None = None) -> dict:
     return asdict(measure(case, rules)[0])
 
 
-def redundancy_table(rules: str | None = None, rows=None) -> list[Outcome]:
+def redundancy_table(rules: str | None = None, run_rows=None) -> list[Outcome]:
     """Every case optimized (under its own rule set, or `rules`), printed as a table with the share reached.
-    `rows` runs the cases' tasks (`eval.study.rows.RowRunner`; default: in this process); they time nothing,
+    `run_rows` runs the cases' tasks (`eval.study.rows.RowRunner`; default: in this process); they time nothing,
     so they may run on any executor."""
     from eval.study import RowRunner, Task
 
     tasks = [Task("rewrites.redundancy:measure_row", {"name": case.name, "rules": rules}) for case in CASES]
-    outcomes = [Outcome(**r) for r in (rows or RowRunner())(tasks, "redundancy cases", timed=False)]
+    outcomes = [Outcome(**r) for r in (run_rows or RowRunner())(tasks, "redundancy cases", timed=False)]
     print(f"\nredundancy suite: {len(CASES)} hand-made programs with a known optimum"
           f"{'' if rules is None else f', all under rules={rules}'}")
     print(f"{'program':22}{'rules':>8}{'eqns':>6}{'best':>6}{'flops':>8}{'best':>8}  reached")

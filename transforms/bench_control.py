@@ -108,13 +108,13 @@ def loop_rewrite_row(invariant: int, build: str, rules: str) -> list:
             _seconds(closed, args), _seconds(program, args)]
 
 
-def bench_loop_rewrites(rules: str = "default", invariants=(0, 4, 16), rows=None) -> dict:
-    """`rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+def bench_loop_rewrites(rules: str = "default", invariants=(0, 4, 16), run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     from eval.study import RowRunner, Task
 
     tasks = [Task("transforms.bench_control:loop_rewrite_row", {"invariant": n, "build": name, "rules": rules})
              for n in invariants for name in _BUILDS]
-    results = iter((rows or RowRunner())(tasks, "loop rewrites"))
+    results = iter((run_rows or RowRunner())(tasks, "loop rewrites"))
     print(f"\nloop rewrites: scan of 1024 trips whose step has N operations on its const alone, rules={rules}")
     print(f"{'N':>4}{'program':>9}{'body eqns':>12}{'after':>7}{'hoisted':>9}{'pruned':>8}{'flops before':>14}"
           f"{'after':>12}{'loops off':>12}{'numpy s':>10}{'after':>9}")
@@ -141,11 +141,11 @@ def _row(build, closed) -> tuple[int, float]:
     return report.enodes, time.perf_counter() - start
 
 
-def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS, rows=None) -> dict:
-    """`rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     from eval.study import RowRunner, Task
 
-    rows = rows or RowRunner()
+    run_rows = run_rows or RowRunner()
     options = Options(rules=rules)
     result = {}
     for kind, make in (("scan", scan_program), ("while", while_program)):
@@ -155,7 +155,7 @@ def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS, rows=N
         names = list(transforms)
         header = "".join(f"{n + ' nodes':>16}{n + ' s':>12}" for n in names)
         sizes = [(length, 8) for length in lengths] + [(16, depth) for depth in depths]
-        cells = iter(rows([Task("transforms.bench_control:control_row",
+        cells = iter(run_rows([Task("transforms.bench_control:control_row",
                                 {"kind": kind, "length": length, "depth": depth, "rules": rules})
                            for length, depth in sizes], f"{kind} loops"))
         print(f"\n{kind}: trip count (body of 8 operations), rules={rules}")
@@ -175,5 +175,5 @@ def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS, rows=N
         fits = [fitted_exponent(depths, [r[k][0] for r in by_depth]) for k in range(len(names))]
         print("fitted exponent of e-graph size in body size: "
               + ", ".join(f"{n} {e:.2f}" for n, e in zip(names, fits, strict=True)))
-    result["loops"] = bench_loop_rewrites(rules, rows=rows)
+    result["loops"] = bench_loop_rewrites(rules, run_rows=run_rows)
     return result

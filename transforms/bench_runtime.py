@@ -245,16 +245,16 @@ def print_report(rows: list[Row], firsts: dict, stats: dict, machine: dict, work
 
 
 def bench_runtime(suite: str = "all", threads: int | None = None, min_time: float = 0.2, as_json: bool = False,
-                  only: set[str] | None = None, first: bool = True, rows=None) -> dict:
-    """`rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process),
+                  only: set[str] | None = None, first: bool = True, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process),
     the first calls' too (each a fresh process)."""
     pin_threads(threads)
     from eval import machine
     from eval.study import RowRunner, Task
 
-    rows = rows or RowRunner()
-    measured = [Row(**r) for r in rows(row_tasks(suite, min_time, threads, only), "programs timed")]
-    firsts = rows([Task("transforms.bench_runtime:first_calls", {})], "first calls")[0] if first else {}
+    run_rows = run_rows or RowRunner()
+    measured = [Row(**r) for r in run_rows(row_tasks(suite, min_time, threads, only), "programs timed")]
+    firsts = run_rows([Task("transforms.bench_runtime:first_calls", {})], "first calls")[0] if first else {}
     stats = summary(measured)
     fp = machine.fingerprint()
     result = {"rows": [r.__dict__ for r in measured], "first_calls": firsts, "summary": stats, "machine": fp,

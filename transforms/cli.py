@@ -542,29 +542,29 @@ def cmd_bench(args) -> int:
 
     if args.what in ("optimizer", "grad", "vmap", "control"):
         cli_options.check_rules(args.rules)
-    rows = row_runner(args, args.what, TIMED_BENCHES.get(args.what))
+    run_rows = row_runner(args, args.what, TIMED_BENCHES.get(args.what))
     if args.what == "extraction":
         from rewrites.extract.gym_bench import bench_extraction
 
-        bench_extraction(args.data, timeout=args.timeout, as_json=args.json, rows=rows)
+        bench_extraction(args.data, timeout=args.timeout, as_json=args.json, run_rows=run_rows)
         return 0
     if args.what != "control" and not (args.what == "runtime" and args.suite == "large"):
         cli_options.require_oracle(DEFAULT_ORACLE, "this benchmark times the oracle programs")
     if args.what == "eval":
-        bench_eval(repeats=args.repeats, rows=rows)
+        bench_eval(repeats=args.repeats, run_rows=run_rows)
     elif args.what == "grad":
         from transforms.ad.bench import bench_grad
 
-        bench_grad(rules=args.rules, rows=rows)
+        bench_grad(rules=args.rules, run_rows=run_rows)
     elif args.what == "vmap":
         from transforms.batching.bench import bench_vmap, bench_vs_loop
 
-        bench_vmap(rules=args.rules, rows=rows)
-        bench_vs_loop(rules=args.rules, rows=rows)
+        bench_vmap(rules=args.rules, run_rows=run_rows)
+        bench_vs_loop(rules=args.rules, run_rows=run_rows)
     elif args.what == "control":
         from transforms.bench_control import bench_control
 
-        bench_control(rules=args.rules, rows=rows)
+        bench_control(rules=args.rules, run_rows=run_rows)
     elif args.what == "runtime":
         from eval.xla import EXTRA, BackendUnavailable, jax
 
@@ -574,11 +574,11 @@ def cmd_bench(args) -> int:
 
         only = set(args.only.split(",")) if args.only else None
         bench_runtime(suite=args.suite, threads=args.threads, min_time=args.min_time, as_json=args.json,
-                      only=only, first=not args.no_first_call, rows=rows)
+                      only=only, first=not args.no_first_call, run_rows=run_rows)
     else:
         from rewrites.bench import bench_optimizer
 
-        bench_optimizer(rules=args.rules, rows=rows)
+        bench_optimizer(rules=args.rules, run_rows=run_rows)
     return 0
 
 

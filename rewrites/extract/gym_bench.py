@@ -110,9 +110,9 @@ def file_row(path: str, extractors: list[str], timeout: float) -> dict:
 
 
 def bench_extraction(data: str | Path | None = None, *, timeout: float = 10.0, as_json: bool = False,
-                     extractors: tuple[str, ...] = EQJAX + GYM, out=print, rows=None) -> dict:
+                     extractors: tuple[str, ...] = EQJAX + GYM, out=print, run_rows=None) -> dict:
     """Run every extractor on every file under `data` (default: the bundle); print and return the results.
-    `rows` runs a task per file, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process):
+    `run_rows` runs a task per file, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process):
     the seconds and the timeouts are wall clock."""
     from eval.study import RowRunner, Task
 
@@ -125,7 +125,7 @@ def bench_extraction(data: str | Path | None = None, *, timeout: float = 10.0, a
     tasks = [Task("rewrites.extract.gym_bench:file_row", {"path": str(p), "extractors": list(extractors),
                                                           "timeout": timeout})
              for paths in files.values() for p in paths]
-    rows_done = iter((rows or RowRunner())(tasks, "e-graphs extracted"))
+    rows_done = iter((run_rows or RowRunner())(tasks, "e-graphs extracted"))
     results = {"data": str(data), "timeout": timeout, "data_sets": []}
     for data_set, paths in files.items():
         benched = [_with_infinity(next(rows_done)) for _ in paths]

@@ -45,11 +45,11 @@ def test_a_bench_with_an_untimed_section_resumes_each_section(tmp_path, capsys, 
     out = tmp_path / "rows.jsonl"
     cases = redundancy.CASES[:3]
     monkeypatch.setattr(redundancy, "CASES", cases)
-    first = redundancy.redundancy_table(rows=RowRunner(out=out))
+    first = redundancy.redundancy_table(run_rows=RowRunner(out=out))
     assert [r["args"]["name"] for r in read_records(out)] == [c.name for c in cases]
 
     monkeypatch.setattr(redundancy, "measure", _no_rerun)
-    assert redundancy.redundancy_table(rows=RowRunner(out=out, resume=True)) == first
+    assert redundancy.redundancy_table(run_rows=RowRunner(out=out, resume=True)) == first
     assert "reached the optimum: 3 of 3" in capsys.readouterr().out
 
 

@@ -35,13 +35,13 @@ def chain_row(depth: int, rules: str) -> dict:
             "grad_eqns": count_eqns(program)}
 
 
-def bench_chains(rules: str = "default", depths=DEPTHS, rows=None) -> dict:
-    """`rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+def bench_chains(rules: str = "default", depths=DEPTHS, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     from eval.study import RowRunner, Task
 
     print(f"residual chains, grad with respect to every input, rules={rules}")
     grad_program(residual_chain(2), [0, 1], options=Options(rules=rules))  # warm up
-    results = (rows or RowRunner())([Task("transforms.ad.bench:chain_row", {"depth": depth, "rules": rules})
+    results = (run_rows or RowRunner())([Task("transforms.ad.bench:chain_row", {"depth": depth, "rules": rules})
                                      for depth in depths], "chains differentiated")
     print(f"{'L':>5}{'eqns':>7}{'AD nodes':>10}{'e-nodes':>10}{'grad s':>9}{'prelude s':>11}{'grad eqns':>11}")
     for r in results:
@@ -70,15 +70,15 @@ def vs_jax_row(oracle: str, case_id: str, rules: str) -> dict:
             "eqns": count_eqns(ours), "jax_eqns": count_eqns(theirs)}
 
 
-def bench_vs_jax(rules: str = "default", oracle=None, rows=None) -> dict:
-    """`rows` runs the rows' tasks, on any executor (`eval.study.rows.RowRunner`; default: in this process)."""
+def bench_vs_jax(rules: str = "default", oracle=None, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, on any executor (`eval.study.rows.RowRunner`; default: in this process)."""
     from eval.oracle import DEFAULT_ORACLE as ORACLE
     from eval.study import RowRunner, Task
 
     oracle = str(oracle or ORACLE)
     tasks = [Task("transforms.ad.bench:vs_jax_row", {"oracle": oracle, "case_id": case.id, "rules": rules})
              for case in load_fixtures([oracle], ["programs"]) if "grad" in case.raw]
-    results = (rows or RowRunner())(tasks, "gradients compared", timed=False)
+    results = (run_rows or RowRunner())(tasks, "gradients compared", timed=False)
     print(f"\ngradient programs vs JAX's (flops cost model), rules={rules}")
     print(f"{'program':<36}{'ours':>12}{'jax':>12}{'ratio':>8}{'eqns':>6}{'jax':>6}")
     ratios, eqn_ratios, skipped, plain = [], [], [], []
@@ -105,9 +105,10 @@ def bench_vs_jax(rules: str = "default", oracle=None, rows=None) -> dict:
     return result
 
 
-def bench_grad(rules: str = "default", rows=None) -> None:
+def bench_grad(rules: str = "default", run_rows=None) -> None:
     from rewrites.bench import bench_scale
 
-    bench_chains(rules, rows=rows)
-    bench_vs_jax(rules, rows=rows)
-    bench_scale(kinds=("grad:mlp", "grad:residual"), rows=rows)  # grad of 1k/3k/10k-equation programs, fresh processes
+    bench_chains(rules, run_rows=run_rows)
+    bench_vs_jax(rules, run_rows=run_rows)
+    # grad of 1k/3k/10k-equation programs, fresh processes
+    bench_scale(kinds=("grad:mlp", "grad:residual"), run_rows=run_rows)

@@ -32,16 +32,16 @@ def vmap_row(label: str, depth: int, size: int, rules: str) -> dict:
             "batched_eqns": count_eqns(program)}
 
 
-def bench_vmap(rules: str = "default", depths=DEPTHS, size: int = 8, rows=None) -> dict:
-    """`rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+def bench_vmap(rules: str = "default", depths=DEPTHS, size: int = 8, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     from eval.study import RowRunner, Task
 
-    rows = rows or RowRunner()
+    run_rows = run_rows or RowRunner()
     vmap_program(residual_chain(2), [0, None, None], 0, size, Options(rules=rules))  # warm up: rule registration
     result = {}
     for label in MAPPINGS:
         print(f"\nresidual chains, vmap with {label}, batch size {size}, rules={rules}")
-        results = rows([Task("transforms.batching.bench:vmap_row",
+        results = run_rows([Task("transforms.batching.bench:vmap_row",
                              {"label": label, "depth": depth, "size": size, "rules": rules}) for depth in depths],
                        "chains batched")
         print(f"{'L':>5}{'eqns':>7}{'vmap nodes':>12}{'e-nodes':>10}{'vmap s':>9}{'prelude s':>11}{'batched eqns':>14}")
@@ -74,9 +74,9 @@ def vs_loop_row(oracle: str, case_id: str, size: int, rules: str) -> dict:
             "eqns": count_eqns(closed), "batched_eqns": count_eqns(batched)}
 
 
-def bench_vs_loop(rules: str = "default", oracle=None, size: int = 3, rows=None) -> dict:
+def bench_vs_loop(rules: str = "default", oracle=None, size: int = 3, run_rows=None) -> dict:
     """Every oracle program with a vmap fixture, batched at its in_axes: FLOPs and bytes of the batched
-    program over B times those of the unbatched one (1 = no work beyond the loop's). `rows` runs the rows' tasks,
+    program over B times those of the unbatched one (1 = no work beyond the loop's). `run_rows` runs the rows' tasks,
     on any executor (`eval.study.rows.RowRunner`; default: in this process)."""
     import numpy as np
 
@@ -88,7 +88,7 @@ def bench_vs_loop(rules: str = "default", oracle=None, size: int = 3, rows=None)
     tasks = [Task("transforms.batching.bench:vs_loop_row", {"oracle": oracle, "case_id": case.id, "size": size,
                                                             "rules": rules})
              for case in load_fixtures([oracle], ["programs"]) if "vmap" in case.raw]
-    results = (rows or RowRunner())(tasks, "programs batched", timed=False)
+    results = (run_rows or RowRunner())(tasks, "programs batched", timed=False)
     print(f"\nbatched programs vs a loop of {size} (cost of the batched program / {size} x the unbatched one)")
     print(f"{'program':<36}{'flops':>8}{'bytes':>8}{'eqns':>6}{'batched':>9}")
     ratios = [r["ratios"] for r in results if "skipped" not in r]
