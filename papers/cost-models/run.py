@@ -47,7 +47,7 @@ from population import SMALL_RUNTIME, Subject, population  # noqa: E402
 from eval import machine  # noqa: E402
 from eval.backends import block, runner  # noqa: E402
 from eval.measure import time_side_by_side  # noqa: E402
-from eval.study import Task  # noqa: E402
+from eval.study import StudyInterrupted, Task  # noqa: E402
 from eval.study.programs import load_program, program_spec  # noqa: E402
 from ir.typecheck import fingerprint  # noqa: E402
 from rewrites.costs import get_cost_model, jaxpr_cost  # noqa: E402
@@ -433,13 +433,16 @@ def main(argv: list[str] | None = None) -> None:
         sweep = run_tasks(args, [variant_task(subject, k) for subject in subjects], "programs saturated")
     except UsageError as e:
         ap.error(str(e))
+    except StudyInterrupted as e:  # Ctrl-C: the finished programs are in --json-lines
+        print(e, file=sys.stderr)
+        raise SystemExit(130) from None
     for record in sweep.failed:
         raise SystemExit(f"{record['args']['program']['name']}: {record['error']['type']}: "
                          f"{record['error']['message']}")
     studies = [build(subject, record["result"]) for subject, record in zip(subjects, sweep.records, strict=True)]
     saturations, failures = {}, []
     settings = {"small": args.small, "k": k, "runs": args.runs, "min_time": min_time}
-    for study in [] if args.no_measure else track(studies, description="measure"):
+    for study in [] if args.no_measure else track(studies, description="measure", disable=args.quiet):
         for backend in BACKENDS:
             try:
                 measure(study, backend, min_time, args.runs)
