@@ -121,13 +121,13 @@ def bench_extraction(data: str | Path | None = None, *, timeout: float = 10.0, a
         raise GymFormatError(f"{data} is not a folder of data sets (an extraction-gym checkout's data/)")
     import scipy.optimize  # noqa: F401 (both ILPs import it on first use: a second no extractor is charged)
 
-    files = gym_files(data)
+    by_data_set = gym_files(data)
     tasks = [Task("rewrites.extract.gym_bench:file_row", {"path": str(p), "extractors": list(extractors),
                                                           "timeout": timeout})
-             for paths in files.values() for p in paths]
+             for paths in by_data_set.values() for p in paths]
     rows_done = iter((run_rows or RowRunner())(tasks, "e-graphs extracted"))
     results = {"data": str(data), "timeout": timeout, "data_sets": []}
-    for data_set, paths in files.items():
+    for data_set, paths in by_data_set.items():
         benched = [_with_infinity(next(rows_done)) for _ in paths]
         files = [f for f in benched if "skipped" not in f]
         skipped = [f for f in benched if "skipped" in f]
