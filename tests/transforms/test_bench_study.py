@@ -41,7 +41,7 @@ def test_a_bench_resumed_from_its_json_lines_reruns_no_row(tmp_path, capsys, mon
     assert read_records(out) == records
 
 
-def test_a_bench_with_an_untimed_section_resumes_each_section(tmp_path, capsys, monkeypatch):
+def test_the_untimed_redundancy_suite_resumed_from_its_json_lines_reruns_no_case(tmp_path, capsys, monkeypatch):
     out = tmp_path / "rows.jsonl"
     cases = redundancy.CASES[:3]
     monkeypatch.setattr(redundancy, "CASES", cases)
