@@ -57,31 +57,44 @@ def _best_time(run, repeats: int) -> float:
     return min(times)
 
 
-def bench_eval(repeats: int = 200) -> list[dict]:
-    rows = []
-    for case in load_fixtures([DEFAULT_ORACLE], ["programs"]):
-        try:
-            closed = parse_case(case)
-            args = case.arrays("args")
-            eval_jaxpr(closed, *args)
-        except EqjaxError as e:
-            print(f"{case.id:40} skipped: {e}")
-            continue
-        calls = _record_leaf_calls(closed, args)
+def eval_row(case_id: str, repeats: int) -> dict:
+    """The task of one row: the oracle program `case_id` timed in the interpreter, as generated NumPy and as its
+    leaf calls replayed; {"case", "skipped"} for a program the interpreter cannot run."""
+    [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == case_id]
+    try:
+        closed = parse_case(case)
+        args = case.arrays("args")
+        eval_jaxpr(closed, *args)
+    except EqjaxError as e:
+        return {"case": case.id, "skipped": str(e)}
+    calls = _record_leaf_calls(closed, args)
 
-        def direct(calls=calls):
-            for fn, operands, params in calls:
-                fn(*operands, **params)
+    def direct():
+        for fn, operands, params in calls:
+            fn(*operands, **params)
 
-        compiled = compile_numpy(closed)
-        with np.errstate(all="ignore"):
-            t_interp = _best_time(lambda closed=closed, args=args: eval_jaxpr(closed, *args), repeats)
-            t_numpy = _best_time(lambda compiled=compiled, args=args: compiled(*args), repeats)
-            t_direct = _best_time(direct, repeats)
-        n = len(calls)
-        rows.append({"case": case.id, "eqns": n, "interp_us": t_interp * 1e6, "numpy_us": t_numpy * 1e6,
-                     "direct_us": t_direct * 1e6, "overhead_us_per_eqn": (t_interp - t_direct) * 1e6 / max(n, 1),
-                     "numpy_overhead_us_per_eqn": (t_numpy - t_direct) * 1e6 / max(n, 1)})
+    compiled = compile_numpy(closed)
+    with np.errstate(all="ignore"):
+        t_interp = _best_time(lambda: eval_jaxpr(closed, *args), repeats)
+        t_numpy = _best_time(lambda: compiled(*args), repeats)
+        t_direct = _best_time(direct, repeats)
+    n = len(calls)
+    return {"case": case.id, "eqns": n, "interp_us": t_interp * 1e6, "numpy_us": t_numpy * 1e6,
+            "direct_us": t_direct * 1e6, "overhead_us_per_eqn": (t_interp - t_direct) * 1e6 / max(n, 1),
+            "numpy_overhead_us_per_eqn": (t_numpy - t_direct) * 1e6 / max(n, 1)}
+
+
+def bench_eval(repeats: int = 200, run_rows=None) -> list[dict]:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+    from eval.study import RowRunner, Task
+
+    tasks = [Task("eval.bench:eval_row", {"case_id": case.id, "repeats": repeats})
+             for case in load_fixtures([DEFAULT_ORACLE], ["programs"])]
+    results = (run_rows or RowRunner())(tasks, "programs timed")
+    for row in results:
+        if "skipped" in row:
+            print(f"{row['case']:40} skipped: {row['skipped']}")
+    rows = [row for row in results if "skipped" not in row]
     print(f"{'program':40}{'eqns':>6}{'eval µs':>10}{'numpy µs':>10}{'direct µs':>11}{'eval µs/eqn':>13}"
           f"{'numpy µs/eqn':>14}")
     for r in rows:

@@ -63,45 +63,62 @@ def synthetic_program(n_eqns: int, seed: int = 0, n_inputs: int = 4) -> ClosedJa
     return closed
 
 
-def _run(name: str, closed: ClosedJaxpr, rules: str) -> dict:
+def optimizer_row(name: str, rules: str, synthetic: int | None = None) -> dict:
+    """The task of one timed row: `optimize` of `synthetic_program(synthetic)`, or of the oracle case `name`."""
     from rewrites.engine import optimize
 
+    if synthetic is not None:
+        closed = synthetic_program(synthetic)
+    else:
+        from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
+
+        [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == name]
+        closed = parse_case(case)
     t0 = time.perf_counter()
     _, report = optimize(closed, rules=rules)
     total = time.perf_counter() - t0
-    s = report.seconds
-    row = {"program": name, "eqns": report.eqns_before, "total_s": total, **{f"{k}_s": v for k, v in s.items()},
-           "iterations": report.iterations, "stop": report.stop_reason, "enodes": report.enodes,
-           "cost_before": report.cost_before, "cost_after": report.cost_after}
-    print(f"{name:36}{row['eqns']:>7}{total:>8.2f}{s['encode']:>8.2f}{s['saturate']:>8.2f}"
-          f"{s['serialize']:>8.2f}{s['release']:>8.2f}{s['costs']:>8.2f}{s['extract']:>8.2f}{s['decode']:>8.2f}"
-          f"{report.enodes:>9}{report.iterations:>5} {report.stop_reason}")
-    return row
+    return {"program": name, "eqns": report.eqns_before, "total_s": total,
+            **{f"{k}_s": v for k, v in report.seconds.items()}, "iterations": report.iterations,
+            "stop": report.stop_reason, "enodes": report.enodes, "cost_before": report.cost_before,
+            "cost_after": report.cost_after}
 
 
-def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default") -> list[dict]:
-    from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
+def _print_row(row: dict) -> None:
+    print(f"{row['program']:36}{row['eqns']:>7}{row['total_s']:>8.2f}"
+          + "".join(f"{row[f'{p}_s']:>8.2f}" for p in ("encode", "saturate", "serialize", "release", "costs",
+                                                       "extract", "decode"))
+          + f"{row['enodes']:>9}{row['iterations']:>5} {row['stop']}")
+
+
+def bench_optimizer(sizes=(100, 1000, 5000), rules: str = "default", run_rows=None) -> list[dict]:
+    """`run_rows` runs the rows' tasks (`eval.study.rows.RowRunner`; default: in this process): the timed rows one at
+    a time in this process, the redundancy suite (it times nothing) on the runner's executor."""
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures
+    from eval.study import RowRunner, Task
     from rewrites.engine import optimize
     from rewrites.redundancy import redundancy_table
 
+    run_rows = run_rows or RowRunner()
     t0 = time.perf_counter()
     optimize(synthetic_program(10), rules=rules)  # registers the rules once per process (reused after)
     print(f"rules={rules}; seconds per phase; one-time rule registration {time.perf_counter() - t0:.2f} s")
+    tasks = [Task("rewrites.bench:optimizer_row", {"name": f"synthetic/{n}", "rules": rules, "synthetic": n})
+             for n in sizes]
+    tasks += [Task("rewrites.bench:optimizer_row", {"name": case.id, "rules": rules})
+              for case in load_fixtures([DEFAULT_ORACLE], ["programs"])]
+    results = run_rows(tasks, "programs optimized")
     print(f"{'program':36}{'eqns':>7}{'total':>8}{'encode':>8}{'satur.':>8}{'serial.':>8}{'release':>8}"
           f"{'costs':>8}{'extract':>8}{'decode':>8}{'e-nodes':>9}{'iter':>5} stop")
-    rows = [_run(f"synthetic/{n}", synthetic_program(n), rules) for n in sizes]
-    oracle_total = 0.0
-    for case in load_fixtures([DEFAULT_ORACLE], ["programs"]):
-        rows.append(_run(case.id, parse_case(case), rules))
-        oracle_total += rows[-1]["total_s"]
+    for row in results:
+        _print_row(row)
     for i in range(len(sizes) - 1):
-        (n0, n1), (t0, t1) = sizes[i:i + 2], (rows[i]["total_s"], rows[i + 1]["total_s"])
+        (n0, n1), (t0, t1) = sizes[i:i + 2], (results[i]["total_s"], results[i + 1]["total_s"])
         k = math.log(t1 / t0) / math.log(n1 / n0)
         print(f"growth exponent {k:.2f} from {n0} to {n1} equations (time ∝ eqns^k)")
-    print(f"oracle programs: {oracle_total:.2f} s in all")
-    bench_scale()
-    redundancy_table()
-    return rows
+    print(f"oracle programs: {sum(r['total_s'] for r in results[len(sizes):]):.2f} s in all")
+    bench_scale(run_rows=run_rows)
+    redundancy_table(run_rows=run_rows)
+    return results
 
 
 # --- scale: per size, phases, peak memory, extraction growth -------------------------------------------------
@@ -238,7 +255,8 @@ def scale_case(kind: str, n_eqns: int) -> dict:
             "cost_before": report.cost_before, "cost_after": report.cost_after}
 
 
-def _fresh_process(kind: str, n_eqns: int) -> dict:
+def scale_row(kind: str, n_eqns: int) -> dict:
+    """The task of one row of `bench_scale`: `scale_case` in a fresh process (peak memory is per process)."""
     import json
     import subprocess
     import sys
@@ -252,21 +270,26 @@ def _fresh_process(kind: str, n_eqns: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench_scale(kinds=tuple(SCALE_CASES), sizes=SCALE_SIZES) -> list[dict]:
+def bench_scale(kinds=tuple(SCALE_CASES), sizes=SCALE_SIZES, run_rows=None) -> list[dict]:
     """Each case at each size in a fresh process (peak memory is per process): seconds per phase (wall),
-    CPU seconds of the whole call, peak RSS, and the fitted growth exponent of extraction time."""
+    CPU seconds of the whole call, peak RSS, and the fitted growth exponent of extraction time. `run_rows` runs the
+    cases' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
     import numpy as np
 
+    from eval.study import RowRunner, Task
+
+    tasks = [Task("rewrites.bench:scale_row", {"kind": kind, "n_eqns": n}) for kind in kinds for n in sizes]
+    results = iter((run_rows or RowRunner())(tasks, "scale cases"))
     phases = ("encode", "prelude", "saturate", "serialize", "release", "costs", "extract", "decode")
     print("\nscale: one fresh process per case; phases in wall seconds, cpu = the whole call's CPU seconds")
     print(f"{'case':24}{'eqns':>7}{'cpu':>8}{'peak MB':>9}" + "".join(f"{p[:7]:>9}" for p in phases)
           + f"{'e-nodes':>9} stop")
-    rows = []
+    out = []
     for kind in kinds:
         mine = []
-        for n in sizes:
-            row = _fresh_process(kind, n)
-            rows.append(row)
+        for _ in sizes:
+            row = next(results)
+            out.append(row)
             if "error" in row:
                 print(f"{kind:24}{row['eqns']:>7}  failed: {row['error']}")
                 continue
@@ -280,4 +303,4 @@ def bench_scale(kinds=tuple(SCALE_CASES), sizes=SCALE_SIZES) -> list[dict]:
             k = np.polyfit(np.log([r["eqns"] for r in mine]),
                            np.log([max(r["seconds"]["extract"], 1e-6) for r in mine]), 1)[0]
             print(f"{kind:24}extraction time grows as eqns^{k:.2f}")
-    return rows
+    return out

@@ -172,9 +172,22 @@ def sample_inputs(case: Redundant, seed: int = 0) -> list[np.ndarray]:
     return [rng.uniform(*case.domain, size=s) for s in case.shapes]
 
 
-def redundancy_table(rules: str | None = None) -> list[Outcome]:
-    """Every case optimized (under its own rule set, or `rules`), printed as a table with the share reached."""
-    outcomes = [measure(case, rules)[0] for case in CASES]
+def measure_row(name: str, rules: str | None = None) -> dict:
+    """The task of one row of `redundancy_table`: the outcome of the case named `name`, as a dict."""
+    from dataclasses import asdict
+
+    [case] = [c for c in CASES if c.name == name]
+    return asdict(measure(case, rules)[0])
+
+
+def redundancy_table(rules: str | None = None, run_rows=None) -> list[Outcome]:
+    """Every case optimized (under its own rule set, or `rules`), printed as a table with the share reached.
+    `run_rows` runs the cases' tasks (`eval.study.rows.RowRunner`; default: in this process); they time nothing,
+    so they may run on any executor."""
+    from eval.study import RowRunner, Task
+
+    tasks = [Task("rewrites.redundancy:measure_row", {"name": case.name, "rules": rules}) for case in CASES]
+    outcomes = [Outcome(**r) for r in (run_rows or RowRunner())(tasks, "redundancy cases", timed=False)]
     print(f"\nredundancy suite: {len(CASES)} hand-made programs with a known optimum"
           f"{'' if rules is None else f', all under rules={rules}'}")
     print(f"{'program':22}{'rules':>8}{'eqns':>6}{'best':>6}{'flops':>8}{'best':>8}  reached")

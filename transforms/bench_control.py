@@ -92,25 +92,47 @@ def _seconds(closed, args, repeats: int = 5) -> float:
     return best
 
 
-def bench_loop_rewrites(rules: str = "default", invariants=(0, 4, 16)) -> dict:
+_BUILDS = {"optimize": lambda c, o: jvp_program(c, [], o),
+           "grad": lambda c, o: grad_program(c, [0, 1, 2], options=o)}
+
+
+def loop_rewrite_row(invariant: int, build: str, rules: str) -> list:
+    """The task of one timed row of `bench_loop_rewrites`: body equations before and after, hoisted, pruned,
+    flops before, after and with the loop-aware parts off, NumPy seconds before and after."""
     options, off = Options(rules=rules), Options(rules=rules, loops=False)
+    closed = invariant_program(invariant)
+    args = [np.full(a.shape, 0.1) for a in closed.in_avals]
+    program, report = _BUILDS[build](closed, options)
+    return [_body_eqns(closed), _body_eqns(program), report.loops_hoisted, report.loops_pruned,
+            report.cost_before, report.cost_after, _BUILDS[build](closed, off)[1].cost_after,
+            _seconds(closed, args), _seconds(program, args)]
+
+
+def bench_loop_rewrites(rules: str = "default", invariants=(0, 4, 16), run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+    from eval.study import RowRunner, Task
+
+    tasks = [Task("transforms.bench_control:loop_rewrite_row", {"invariant": n, "build": name, "rules": rules})
+             for n in invariants for name in _BUILDS]
+    results = iter((run_rows or RowRunner())(tasks, "loop rewrites"))
     print(f"\nloop rewrites: scan of 1024 trips whose step has N operations on its const alone, rules={rules}")
     print(f"{'N':>4}{'program':>9}{'body eqns':>12}{'after':>7}{'hoisted':>9}{'pruned':>8}{'flops before':>14}"
           f"{'after':>12}{'loops off':>12}{'numpy s':>10}{'after':>9}")
     result = {}
     for n in invariants:
-        closed = invariant_program(n)
-        args = [np.full(a.shape, 0.1) for a in closed.in_avals]
-        for name, build in (("optimize", lambda c, o: jvp_program(c, [], o)),
-                            ("grad", lambda c, o: grad_program(c, [0, 1, 2], options=o))):
-            program, report = build(closed, options)
-            row = (_body_eqns(closed), _body_eqns(program), report.loops_hoisted, report.loops_pruned,
-                   report.cost_before, report.cost_after, build(closed, off)[1].cost_after,
-                   _seconds(closed, args), _seconds(program, args))
+        for name in _BUILDS:
+            row = tuple(next(results))
             result[(n, name)] = row
             print(f"{n:>4}{name:>9}{row[0]:>12}{row[1]:>7}{row[2]:>9}{row[3]:>8}{row[4]:>14,}{row[5]:>12,}"
                   f"{row[6]:>12,}{row[7]:>10.4f}{row[8]:>9.4f}")
     return result
+
+
+def control_row(kind: str, length: int, depth: int, rules: str) -> list:
+    """The task of one timed row of `bench_control`: [e-nodes, seconds] of each transform of the `kind` loop."""
+    make = {"scan": scan_program, "while": while_program}[kind]
+    closed = make(length, depth)
+    return [_row(build, closed) for build in _transforms(kind, Options(rules=rules)).values()]
 
 
 def _row(build, closed) -> tuple[int, float]:
@@ -119,7 +141,11 @@ def _row(build, closed) -> tuple[int, float]:
     return report.enodes, time.perf_counter() - start
 
 
-def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS) -> dict:
+def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process)."""
+    from eval.study import RowRunner, Task
+
+    run_rows = run_rows or RowRunner()
     options = Options(rules=rules)
     result = {}
     for kind, make in (("scan", scan_program), ("while", while_program)):
@@ -128,24 +154,26 @@ def bench_control(rules: str = "default", lengths=LENGTHS, depths=DEPTHS) -> dic
             build(make(2, 2))  # warm up: rule registration
         names = list(transforms)
         header = "".join(f"{n + ' nodes':>16}{n + ' s':>12}" for n in names)
+        sizes = [(length, 8) for length in lengths] + [(16, depth) for depth in depths]
+        cells = iter(run_rows([Task("transforms.bench_control:control_row",
+                                {"kind": kind, "length": length, "depth": depth, "rules": rules})
+                           for length, depth in sizes], f"{kind} loops"))
         print(f"\n{kind}: trip count (body of 8 operations), rules={rules}")
         print(f"{'length':>8}{header}")
         for length in lengths:
-            closed = make(length, 8)
-            cells = [_row(transforms[n], closed) for n in names]
-            result[(kind, "length", length)] = cells
-            print(f"{length:>8}" + "".join(f"{nodes:>16}{seconds:>12.3f}" for nodes, seconds in cells))
+            row = [tuple(cell) for cell in next(cells)]
+            result[(kind, "length", length)] = row
+            print(f"{length:>8}" + "".join(f"{nodes:>16}{seconds:>12.3f}" for nodes, seconds in row))
         print(f"{kind}: body size (trip count 16)")
         print(f"{'ops':>8}{header}")
-        rows = []
+        by_depth = []
         for depth in depths:
-            closed = make(16, depth)
-            cells = [_row(transforms[n], closed) for n in names]
-            rows.append(cells)
-            result[(kind, "depth", depth)] = cells
-            print(f"{depth:>8}" + "".join(f"{nodes:>16}{seconds:>12.3f}" for nodes, seconds in cells))
-        fits = [fitted_exponent(depths, [r[k][0] for r in rows]) for k in range(len(names))]
+            row = [tuple(cell) for cell in next(cells)]
+            by_depth.append(row)
+            result[(kind, "depth", depth)] = row
+            print(f"{depth:>8}" + "".join(f"{nodes:>16}{seconds:>12.3f}" for nodes, seconds in row))
+        fits = [fitted_exponent(depths, [r[k][0] for r in by_depth]) for k in range(len(names))]
         print("fitted exponent of e-graph size in body size: "
               + ", ".join(f"{n} {e:.2f}" for n, e in zip(names, fits, strict=True)))
-    result["loops"] = bench_loop_rewrites(rules)
+    result["loops"] = bench_loop_rewrites(rules, run_rows=run_rows)
     return result

@@ -82,40 +82,49 @@ def _systems(original, optimized, args, argnums, min_time: float) -> tuple[float
     return base, {s: (times[s] / base if s in times else None) for s in SYSTEMS}, notes
 
 
-def large_rows(min_time: float, only: set[str] | None = None) -> list[Row]:
+def runtime_row(suite: str, name: str, min_time: float, threads: int | None) -> dict:
+    """The task of one timed row: the `runtime_suite` workload (suite "large") or oracle program (suite "oracle")
+    `name`, optimized and timed on every system beside jax.jit with `threads` (`pin_threads`); the `Row`'s fields."""
     import ir
     from rewrites.engine import optimize
-    from transforms import grad
-    from transforms.runtime_suite import workloads
 
-    rows = []
-    for w in workloads():
-        if only and w.name not in only:
-            continue
+    pin_threads(threads)
+    if suite == "large":
+        from transforms import grad
+        from transforms.runtime_suite import workloads
+
+        [w] = [w for w in workloads() if w.name == name]
         original = ir.make_jaxpr(w.fun)(*w.args)
         if w.is_grad:
             optimized = ir.make_jaxpr(grad(w.fun, argnums=w.argnums))(*w.args)
         else:
             optimized = optimize(original)[0]
-        base, ratios, notes = _systems(original, optimized, w.args, w.argnums, min_time)
-        rows.append(Row(w.name, "large", len(original.eqns), len(optimized.eqns), base, ratios, notes))
-    return rows
+        args, argnums = w.args, w.argnums
+    else:
+        from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
 
-
-def oracle_rows(min_time: float, only: set[str] | None = None) -> list[Row]:
-    from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
-    from rewrites.engine import optimize
-
-    rows = []
-    for case in load_fixtures([DEFAULT_ORACLE], ["programs"]):
-        name = case.id.removeprefix("program/")
-        if only and name not in only:
-            continue
+        [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == f"program/{name}"]
         original = parse_case(case)
         optimized = optimize(original)[0]
-        base, ratios, notes = _systems(original, optimized, case.arrays("args"), None, min_time)
-        rows.append(Row(name, "oracle", len(original.eqns), len(optimized.eqns), base, ratios, notes))
-    return rows
+        args, argnums = case.arrays("args"), None
+    base, ratios, notes = _systems(original, optimized, args, argnums, min_time)
+    return Row(name, suite, len(original.eqns), len(optimized.eqns), base, ratios, notes).__dict__
+
+
+def row_tasks(suite: str, min_time: float, threads: int | None, only: set[str] | None = None) -> list:
+    """A task per row of the suite ("all", "large" or "oracle"), in the report's order."""
+    from eval.oracle import DEFAULT_ORACLE, load_fixtures
+    from eval.study import Task
+    from transforms.runtime_suite import workloads
+
+    names = []
+    if suite in ("all", "large"):
+        names += [("large", w.name) for w in workloads()]
+    if suite in ("all", "oracle"):
+        names += [("oracle", c.id.removeprefix("program/")) for c in load_fixtures([DEFAULT_ORACLE], ["programs"])]
+    return [Task("transforms.bench_runtime:runtime_row", {"suite": part, "name": name, "min_time": min_time,
+                                                          "threads": threads})
+            for part, name in names if not only or name in only]
 
 
 # --- first calls, each in a fresh process ----------------------------------------------------------------
@@ -236,22 +245,22 @@ def print_report(rows: list[Row], firsts: dict, stats: dict, machine: dict, work
 
 
 def bench_runtime(suite: str = "all", threads: int | None = None, min_time: float = 0.2, as_json: bool = False,
-                  only: set[str] | None = None, first: bool = True) -> dict:
+                  only: set[str] | None = None, first: bool = True, run_rows=None) -> dict:
+    """`run_rows` runs the rows' tasks, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process),
+    the first calls' too (each a fresh process)."""
     pin_threads(threads)
     from eval import machine
+    from eval.study import RowRunner, Task
 
-    rows = []
-    if suite in ("all", "large"):
-        rows += large_rows(min_time, only)
-    if suite in ("all", "oracle"):
-        rows += oracle_rows(min_time, only)
-    firsts = first_calls() if first else {}
-    stats = summary(rows)
+    run_rows = run_rows or RowRunner()
+    measured = [Row(**r) for r in run_rows(row_tasks(suite, min_time, threads, only), "programs timed")]
+    firsts = run_rows([Task("transforms.bench_runtime:first_calls", {})], "first calls")[0] if first else {}
+    stats = summary(measured)
     fp = machine.fingerprint()
-    result = {"rows": [r.__dict__ for r in rows], "first_calls": firsts, "summary": stats, "machine": fp,
+    result = {"rows": [r.__dict__ for r in measured], "first_calls": firsts, "summary": stats, "machine": fp,
               "threads": threads}
     if as_json:
         print(json.dumps(result, indent=1))
     else:
-        print_report(rows, firsts, stats, fp)
+        print_report(measured, firsts, stats, fp)
     return result

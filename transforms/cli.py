@@ -35,6 +35,8 @@
     eqjax bench extraction [--data DIR] [--timeout S] [--json]
                                        eqjax's extractors beside extraction-gym's on its e-graphs (default: the
                                        bundled subset; DIR: a checkout's data/), rewrites/extract/gym_bench.py
+    eqjax bench ... [--json-lines PATH [--resume]] [--jobs N] [--scheduler ADDR] [--quiet]
+                                       a row per task (transforms/cli_study.py); timed rows run one at a time here
     eqjax sweep [--programs DIR|FILE] [--rules default,fast] [--cost flops,latency] [--extractor greedy_dag,ilp]
                                        the optimizer over every combination: one table, and JSON lines
                                        (transforms/cli_sweep.py)
@@ -526,33 +528,43 @@ def cmd_measure(args) -> int:
     return 0
 
 
+# the benches whose every row is a wall-clock timing, and why: `--jobs N` and `--scheduler` are refused
+TIMED_BENCHES = {"eval": "as every row is a timing of a program",
+                 "control": "as every row times the transforms (and NumPy) on a loop",
+                 "runtime": "as every row times eqjax's programs beside jax.jit",
+                 "extraction": "as its seconds and the extractors' timeouts are wall clock (load on shared cores "
+                               "turns a near timeout into a failure and changes the cost ratios)"}
+
+
 def cmd_bench(args) -> int:
     from eval.bench import bench_eval
+    from transforms.cli_study import row_runner
 
     if args.what in ("optimizer", "grad", "vmap", "control"):
         cli_options.check_rules(args.rules)
+    run_rows = row_runner(args, args.what, TIMED_BENCHES.get(args.what))
     if args.what == "extraction":
         from rewrites.extract.gym_bench import bench_extraction
 
-        bench_extraction(args.data, timeout=args.timeout, as_json=args.json)
+        bench_extraction(args.data, timeout=args.timeout, as_json=args.json, run_rows=run_rows)
         return 0
     if args.what != "control" and not (args.what == "runtime" and args.suite == "large"):
         cli_options.require_oracle(DEFAULT_ORACLE, "this benchmark times the oracle programs")
     if args.what == "eval":
-        bench_eval(repeats=args.repeats)
+        bench_eval(repeats=args.repeats, run_rows=run_rows)
     elif args.what == "grad":
         from transforms.ad.bench import bench_grad
 
-        bench_grad(rules=args.rules)
+        bench_grad(rules=args.rules, run_rows=run_rows)
     elif args.what == "vmap":
         from transforms.batching.bench import bench_vmap, bench_vs_loop
 
-        bench_vmap(rules=args.rules)
-        bench_vs_loop(rules=args.rules)
+        bench_vmap(rules=args.rules, run_rows=run_rows)
+        bench_vs_loop(rules=args.rules, run_rows=run_rows)
     elif args.what == "control":
         from transforms.bench_control import bench_control
 
-        bench_control(rules=args.rules)
+        bench_control(rules=args.rules, run_rows=run_rows)
     elif args.what == "runtime":
         from eval.xla import EXTRA, BackendUnavailable, jax
 
@@ -562,11 +574,11 @@ def cmd_bench(args) -> int:
 
         only = set(args.only.split(",")) if args.only else None
         bench_runtime(suite=args.suite, threads=args.threads, min_time=args.min_time, as_json=args.json,
-                      only=only, first=not args.no_first_call)
+                      only=only, first=not args.no_first_call, run_rows=run_rows)
     else:
         from rewrites.bench import bench_optimizer
 
-        bench_optimizer(rules=args.rules)
+        bench_optimizer(rules=args.rules, run_rows=run_rows)
     return 0
 
 
@@ -789,6 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true", help="runtime, extraction: the results as JSON")
     b.add_argument("--data", help="extraction: a folder of data sets (an extraction-gym checkout's data/)")
     b.add_argument("--timeout", type=float, default=10.0, help="extraction: seconds per extractor and file")
+    add_study_args(b)  # a row per task; timed rows run one at a time in this process (cli_study.row_runner)
     b.set_defaults(func=cmd_bench)
 
     cal = sub.add_parser("calibrate", help="measure this machine's latency profile for a backend (cost models "

@@ -52,12 +52,35 @@ def preparing(args, what: str):
         yield
 
 
+RELEASE = "rewrites.sweep:release_engine_state"  # what a Dask worker runs before it closes (`eval.study.Dask`)
+
+
 def run_tasks(args, tasks, label: str = "tasks"):
     """Run `tasks` as the study flags of `args` say; the `eval.study.Study`."""
     from eval.study import executor_for, run_study
 
-    if args.resume and not args.json_lines:
-        raise UsageError("--resume continues the results of --json-lines PATH: name the file")
-    executor = executor_for(args.jobs, args.scheduler, release="rewrites.sweep:release_engine_state")
+    _check_resume(args)
+    executor = executor_for(args.jobs, args.scheduler, release=RELEASE)
     return run_study(tasks, out=args.json_lines, executor=executor,
                      resume=args.resume, quiet=args.quiet, label=label)
+
+
+def row_runner(args, bench: str, timed: str | None = None):
+    """The `eval.study.RowRunner` of `eqjax bench BENCH` on the study flags of `args`. `timed` says why every row
+    of the bench is a wall-clock timing: --jobs > 1 and --scheduler are then refused (rows timed side by side on
+    shared cores slow each other down). A bench with untimed sections runs only those on the executor asked for."""
+    from eval.study import RowRunner
+
+    _check_resume(args)
+    if args.jobs > 1 or args.scheduler:
+        if timed:
+            raise UsageError(f"bench {bench} runs its rows one at a time in this process, {timed}: "
+                             "drop --jobs and --scheduler")
+        print(f"bench {bench}: the timed rows run one at a time in this process; --jobs and --scheduler apply to "
+              "the untimed ones", file=sys.stderr)
+    return RowRunner(args.jobs, args.scheduler, args.json_lines, args.resume, args.quiet, release=RELEASE)
+
+
+def _check_resume(args) -> None:
+    if args.resume and not args.json_lines:
+        raise UsageError("--resume continues the results of --json-lines PATH: name the file")

@@ -4,6 +4,7 @@ program has constants), so a worker anywhere parses the program itself.
     program_specs(["progs/", "tests/oracle/programs.json"])   # *.jaxpr files and fixture cases, sorted by file
     program_specs()                                             # the oracle's whole programs (family programs)
     load_program(spec) -> ClosedJaxpr
+    program_spec(name, closed) -> spec     # the inverse: a program made in memory, as a task argument or result
 
 These are the programs `rewrites.effect.corpus` reads, in the same order and with the same names.
 """
@@ -55,3 +56,14 @@ def load_program(spec: dict[str, Any]) -> ClosedJaxpr:
     if "consts" in spec:
         closed = ClosedJaxpr(closed.jaxpr, [decode_array(a) for a in spec["consts"]])
     return closed
+
+
+def program_spec(name: str, closed: ClosedJaxpr) -> dict[str, Any]:
+    """`closed` as a spec `load_program` reads back (its text, and its constants as fixture ARRAY objects)."""
+    from eval.oracle import encode_array
+    from ir.text import print_jaxpr
+
+    spec = {"name": name, "jaxpr": print_jaxpr(closed)}
+    if closed.consts:
+        spec["consts"] = [encode_array(c) for c in closed.consts]
+    return spec

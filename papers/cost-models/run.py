@@ -3,6 +3,12 @@
     make cost-models              # everything: ~80 programs, up to 32 variants each (see README for the time)
     make cost-models SMALL=1      # 13 programs, up to 8 variants each: ~2 minutes
     .venv/bin/python papers/cost-models/run.py --small --no-measure   # only programs.json (deterministic)
+    .venv/bin/python papers/cost-models/run.py --jobs 2 --json-lines variants.jsonl [--resume]
+
+The deterministic part is a study task per program (`rewrites.variants`, `eval.study`): `--jobs N` runs it on N
+worker processes, `--scheduler` on Dask, `--json-lines` keeps each finished program so `--resume` continues a
+stopped run. The clock (every measurement, the learned models' extractions and theirs) runs afterwards, serially
+in this process, so that nothing else this run starts competes with it for the cores.
 
 For every program of the population (`population.py`) the e-graph is saturated once under the default
 rules; from it come up to K sampled equivalent programs (`rewrites.extract.sample_saturated`) and the
@@ -41,10 +47,13 @@ from population import SMALL_RUNTIME, Subject, population  # noqa: E402
 from eval import machine  # noqa: E402
 from eval.backends import block, runner  # noqa: E402
 from eval.measure import time_side_by_side  # noqa: E402
+from eval.study import StudyInterrupted, Task  # noqa: E402
+from eval.study.programs import load_program, program_spec  # noqa: E402
 from ir.typecheck import fingerprint  # noqa: E402
 from rewrites.costs import get_cost_model, jaxpr_cost  # noqa: E402
-from rewrites.engine import Saturated, extract_program, saturated  # noqa: E402
-from rewrites.extract import sample_saturated  # noqa: E402
+from rewrites.engine import extract_program, saturated  # noqa: E402
+from transforms.cli_options import UsageError  # noqa: E402
+from transforms.cli_study import add_study_args, run_tasks  # noqa: E402
 
 BACKENDS = ("numpy", "xla")
 FIXED_MODELS = ("ops", "flops", "bytes", "latency-numpy", "latency-xla")
@@ -69,16 +78,24 @@ class Study:
         return statistics.median(self.times[backend][fp])
 
 
-def build(subject: Subject, k: int) -> tuple[Study, Saturated]:
+def variant_task(subject: Subject, k: int, models=FIXED_MODELS) -> Task:
+    """The deterministic part of a subject as a study task: saturate, sample, extract, predict (`rewrites.variants`)."""
+    return Task("rewrites.variants:variants", {"program": program_spec(subject.name, subject.closed), "k": k,
+                                               "models": list(models), "extractors": list(EXTRACTORS)})
+
+
+def build(subject: Subject, variants: dict) -> Study:
+    """A subject's study from its task's result: its variants (read back from their text) and predicted costs."""
     study = Study(subject)
     study.extracted["original/-"] = study.add(subject.closed)
-    sat = saturated(subject.closed)
-    study.sampled = [study.add(p) for p in sample_saturated(sat, k=k, seed=0)]
-    for model in FIXED_MODELS:
-        for extractor in EXTRACTORS:
-            program, _ = extract_program(sat, model, extractor)
-            study.extracted[f"{model}/{extractor}"] = study.add(program)
-    return study, sat
+    if study.extracted["original/-"] not in next(iter(variants["predicted"].values())):
+        raise ValueError(f"{subject.name} does not read back from its text as itself")
+    for fp, spec in variants["programs"].items():
+        study.programs[fp] = load_program(spec)
+    study.sampled = variants["sampled"]
+    study.extracted.update(variants["extracted"])
+    study.predicted = variants["predicted"]
+    return study
 
 
 def predict(study: Study, models: dict) -> None:
@@ -133,7 +150,8 @@ def fold_of(name: str) -> int:
 
 def fit_learned(studies: list[Study], backend: str, saturations: dict, min_time: float, runs: int) -> dict:
     """2-fold cross-validated learned models: each fold's programs are extracted under the model fitted on
-    the other fold, and any program not measured yet is measured beside that subject's fastest variant."""
+    the other fold, and any program not measured yet is measured beside that subject's fastest variant.
+    `saturations` holds each subject's saturated e-graph once made (the tasks' stayed in their workers)."""
     from rewrites.latency.learned import fit
 
     report = {}
@@ -150,6 +168,8 @@ def fit_learned(studies: list[Study], backend: str, saturations: dict, min_time:
         for s in test:
             s.predicted[f"learned-{backend}"] = {fp: model.predict(p) for fp, p in s.programs.items()}
             for extractor in EXTRACTORS:
+                if s.subject.name not in saturations:
+                    saturations[s.subject.name] = saturated(s.subject.closed)
                 program, _ = extract_program(saturations[s.subject.name], cost, extractor)
                 fp = s.add(program)
                 s.extracted[f"learned-{backend}/{extractor}"] = fp
@@ -400,6 +420,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--min-time", type=float, default=None, help="seconds per variant per run")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--no-measure", action="store_true", help="only the deterministic part: programs.json")
+    add_study_args(ap)  # the deterministic part, a task per program; the clock runs serially in this process
     args = ap.parse_args(argv)
     k = args.k or (8 if args.small else 32)
     min_time = args.min_time or 0.02
@@ -407,18 +428,26 @@ def main(argv: list[str] | None = None) -> None:
     clock = time.perf_counter()
 
     models = {m: get_cost_model(m) for m in FIXED_MODELS}
-    studies, saturations, failures = [], {}, []
+    subjects = population(args.small)
+    try:
+        sweep = run_tasks(args, [variant_task(subject, k) for subject in subjects], "programs saturated")
+    except UsageError as e:
+        ap.error(str(e))
+    except StudyInterrupted as e:  # Ctrl-C: the finished programs are in --json-lines
+        print(e, file=sys.stderr)
+        raise SystemExit(130) from None
+    for record in sweep.failed:
+        raise SystemExit(f"{record['args']['program']['name']}: {record['error']['type']}: "
+                         f"{record['error']['message']}")
+    studies = [build(subject, record["result"]) for subject, record in zip(subjects, sweep.records, strict=True)]
+    saturations, failures = {}, []
     settings = {"small": args.small, "k": k, "runs": args.runs, "min_time": min_time}
-    for subject in track(population(args.small), description="saturate, sample, measure"):
-        study, sat = build(subject, k)
-        predict(study, models)
-        studies.append(study)
-        saturations[subject.name] = sat
-        for backend in () if args.no_measure else BACKENDS:
+    for study in [] if args.no_measure else track(studies, description="measure", disable=args.quiet):
+        for backend in BACKENDS:
             try:
                 measure(study, backend, min_time, args.runs)
             except Exception as e:  # a program a backend cannot run is reported, not hidden
-                failures.append(f"{subject.name} on {backend}: {type(e).__name__}: {str(e)[:120]}")
+                failures.append(f"{study.subject.name} on {backend}: {type(e).__name__}: {str(e)[:120]}")
                 study.times.pop(backend, None)
     (args.out / "programs.json").write_text(json.dumps({"settings": {k2: v for k2, v in settings.items() if k2 in (
         "small", "k")}, "programs": deterministic_record(studies)}, indent=1, sort_keys=True) + "\n")

@@ -104,17 +104,31 @@ def summarize(data_set: str, files: list[dict], extractors: tuple[str, ...]) -> 
             "eqjax_worst_ratio": max((x for x in eqjax if x is not None), default=None), "eqjax_within_1pct": ok}
 
 
+def file_row(path: str, extractors: list[str], timeout: float) -> dict:
+    """The task of one file (`bench_file`), infinite ratios written as "inf" (JSON has no infinity)."""
+    return _no_infinity(bench_file(Path(path), tuple(extractors), timeout))
+
+
 def bench_extraction(data: str | Path | None = None, *, timeout: float = 10.0, as_json: bool = False,
-                     extractors: tuple[str, ...] = EQJAX + GYM, out=print) -> dict:
-    """Run every extractor on every file under `data` (default: the bundle); print and return the results."""
+                     extractors: tuple[str, ...] = EQJAX + GYM, out=print, run_rows=None) -> dict:
+    """Run every extractor on every file under `data` (default: the bundle); print and return the results.
+    `run_rows` runs a task per file, timed, one at a time (`eval.study.rows.RowRunner`; default: in this process):
+    the seconds and the timeouts are wall clock."""
+    from eval.study import RowRunner, Task
+
     data = Path(data) if data is not None else BUNDLE / "data"
     if not data.is_dir():
         raise GymFormatError(f"{data} is not a folder of data sets (an extraction-gym checkout's data/)")
     import scipy.optimize  # noqa: F401 (both ILPs import it on first use: a second no extractor is charged)
 
+    by_data_set = gym_files(data)
+    tasks = [Task("rewrites.extract.gym_bench:file_row", {"path": str(p), "extractors": list(extractors),
+                                                          "timeout": timeout})
+             for paths in by_data_set.values() for p in paths]
+    rows_done = iter((run_rows or RowRunner())(tasks, "e-graphs extracted"))
     results = {"data": str(data), "timeout": timeout, "data_sets": []}
-    for data_set, paths in gym_files(data).items():
-        benched = [bench_file(p, extractors, timeout) for p in paths]
+    for data_set, paths in by_data_set.items():
+        benched = [_with_infinity(next(rows_done)) for _ in paths]
         files = [f for f in benched if "skipped" not in f]
         skipped = [f for f in benched if "skipped" in f]
         entry = {**summarize(data_set, files, extractors), "per_file": files, "skipped": skipped}
@@ -135,6 +149,15 @@ def _no_infinity(value):
     if isinstance(value, list):
         return [_no_infinity(v) for v in value]
     return "inf" if value == math.inf else value
+
+
+def _with_infinity(value):
+    """The inverse of `_no_infinity`."""
+    if isinstance(value, dict):
+        return {k: _with_infinity(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_infinity(v) for v in value]
+    return math.inf if value == "inf" else value
 
 
 def _fmt(x: float | None, digits: int = 4) -> str:
