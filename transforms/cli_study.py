@@ -55,6 +55,18 @@ def preparing(args, what: str):
 RELEASE = "rewrites.sweep:release_engine_state"  # what a Dask worker runs before it closes (`eval.study.Dask`)
 
 
+def script_main(main) -> None:
+    """Run a script's `main()` (a paper's run.py) as the CLI runs a command: Ctrl-C in a sweep prints where the
+    finished tasks are and exits with status 130, not a traceback."""
+    from eval.study import StudyInterrupted
+
+    try:
+        main()
+    except StudyInterrupted as e:
+        print(e, file=sys.stderr)
+        raise SystemExit(130) from None
+
+
 def run_tasks(args, tasks, label: str = "tasks"):
     """Run `tasks` as the study flags of `args` say; the `eval.study.Study`."""
     from eval.study import executor_for, run_study

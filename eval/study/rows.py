@@ -10,7 +10,7 @@ this process whatever executor was asked for, since two rows timed at once on sh
 
 A bench with several sections calls the runner once per section, all into one JSON-lines file: the first call
 starts the file afresh unless `resume`, later calls keep what earlier sections wrote (so a completed file holds
-the last section first, each section in task order). A task that raised ends the bench with `RowFailed` naming
+the sections in the order they ran, each in task order). A task that raised ends the bench with `RowFailed` naming
 the row; its line stays in the file.
 """
 

@@ -11,8 +11,9 @@ key is not there (`resume=False` starts the file afresh). A task that raises is 
 "error"), not the end of the sweep; it counts as done on a rerun, as its result would.
 
 When the sweep completes, the file is rewritten in task order (lines of other sweeps or code versions that were
-in it follow, in their order), so the same sweep gives the same file whichever executor ran it and in what
-order tasks finished. Only "seconds" (wall time in the worker) differs between runs.
+in it come first, in their order: a bench's earlier sections stay ahead of its later ones), so the same sweep
+gives the same file whichever executor ran it and in what order tasks finished. Only "seconds" (wall time in
+the worker) differs between runs.
 
 The progress bar (rich, on stderr) shows counts, failures, rate and time left; it is off when stderr is not a
 terminal or `quiet` is set.
@@ -105,7 +106,7 @@ def run_study(tasks: Sequence[Task], out: str | Path | None = None, executor=Non
     records = [done[key] for key, _ in unique]
     if out is not None:
         keys = {key for key, _ in unique}
-        _rewrite(out, records + [r for r in previous if r["key"] not in keys])
+        _rewrite(out, [r for r in previous if r["key"] not in keys] + records)
     return Study(records, len(todo), reused, time.perf_counter() - start, executor.name)
 
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 from eval.study import Task  # noqa: E402
 from rewrites.accuracy.stability_rows import COLUMNS, ROWS  # noqa: E402
 from transforms.cli_options import UsageError  # noqa: E402
-from transforms.cli_study import add_study_args, run_tasks  # noqa: E402
+from transforms.cli_study import add_study_args, run_tasks, script_main  # noqa: E402
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -93,4 +93,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    script_main(main)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 from rewrites.rulesets import all_rules  # noqa: E402
 from rewrites.verify.study import verdict_of, verify_tasks  # noqa: E402
 from transforms.cli_options import UsageError  # noqa: E402
-from transforms.cli_study import add_study_args, run_tasks  # noqa: E402
+from transforms.cli_study import add_study_args, run_tasks, script_main  # noqa: E402
 
 BUDGET = 1000  # hypothesis examples per rule and dtype, as `eqjax rules verify` uses
 PROVE_SECONDS = 120.0  # z3's limit per rule and dtype: far above the slowest proof (about 10 s)
@@ -100,4 +100,4 @@ def _smt_summary(verdicts) -> list[str]:
 
 
 if __name__ == "__main__":
-    main()
+    script_main(main)

@@ -94,11 +94,11 @@ def test_without_resume_the_file_starts_afresh(tmp_path):
     assert study.ran == 2 and len(S.read_records(out)) == 2
 
 
-def test_lines_of_other_sweeps_are_kept_after_this_ones(tmp_path):
+def test_lines_of_other_sweeps_are_kept_ahead_of_this_ones(tmp_path):
     out = tmp_path / "sweep.jsonl"
     run_study(_sweep(3)[2:], out, quiet=True)
     run_study(_sweep(2), out, quiet=True)
-    assert [r["args"]["x"] for r in S.read_records(out)] == [0, 1, 2]
+    assert [r["args"]["x"] for r in S.read_records(out)] == [2, 0, 1]
 
 
 def test_the_key_is_the_call_and_the_code():
