@@ -6,7 +6,7 @@ without egglog's Python expression layer, which costs about a millisecond per te
     B.add(x, y)                                    a primitive of `SPECS`: its operands, then its fields
     B.broadcast_in_dim(x, shape=(2, 3), broadcast_dimensions=(1,))   by name (Python values); a field not
     B.reduce_sum(x, axes=(0,))                     given gets its default (`rewrites.terms.default_value`)
-    B.get(tup, k)   B.call(prim, extra, operands)   B.args(operands)
+    B.get(B.sort(B.args(xs), dimension=0), k)      result k of a multi-result primitive   B.args(operands)
     B.ints((2, 3))  B.int(k)   B.string(s)   B.vec([...])        literals and containers
     B.function("jvp_of")(...)                       a transform's own constructor, by its egglog name
 
@@ -96,10 +96,6 @@ class _Builders:
     @staticmethod
     def get(tup: eb.Call, k: int) -> eb.Call:
         return eb.Call(_SPAN, "get", [tup, _int(k)])
-
-    def call(self, prim: str, extra: str, operands: Sequence[Term]) -> eb.Call:
-        """The results of a multi-result `prim`, read with `get`."""
-        return eb.Call(_SPAN, "call", [_string(prim), _string(extra), self.args(operands)])
 
     @staticmethod
     def function(name: str) -> Callable[..., eb.Call]:

@@ -59,8 +59,14 @@ def output_classes(view: EGraphView) -> list[str]:
 
 def operand_classes(view: EGraphView, node: ENode) -> list[str]:
     """A node's operand classes: its children, or the elements of its `Args` list (`call`, `hcall` and
-    the constructors of variadic primitives)."""
+    the constructors of variadic and multi-result primitives)."""
     return args_classes(view, node.children[0]) if holds_args(node) else list(node.children)
+
+
+def holds_results(node: ENode) -> bool:
+    """Whether a node is a `Tup` of results, read through `get` (`call`, `hcall`, a multi-result primitive's)."""
+    spec = SPECS.get(node.op)
+    return node.op in ("call", "hcall") or (spec is not None and spec.multiple_results)
 
 
 def holds_args(node: ENode) -> bool:
@@ -138,7 +144,7 @@ def _node_aval(node: ENode, in_avals: list, enc: Encoding, memo: dict):
     out = memo.get(key)
     if out is None:
         result = abstract_eval(node_primitive(node), in_avals, node_params(node, in_avals, enc))
-        out = memo[key] = tuple(result) if node.op == "call" else result[0]
+        out = memo[key] = tuple(result) if holds_results(node) else result[0]
     return out
 
 
@@ -239,7 +245,7 @@ class _Scope:
             scopes = [self.body_scope(c, captures) for c in body_classes(view, node)]
             params = enc.higher[node.payload[1]].params(params, [closed for closed, _ in scopes])
             operands, params = _with_captured(prim, params, operands, [outer for _, outer in scopes])
-        if node.op in ("call", "hcall"):
+        if holds_results(node):
             outs = [Var(a) for a in self.avals[cls]]
             self.eqns.append(Eqn(prim, operands, list(outs), params))
             return outs

@@ -10,10 +10,10 @@ command per few hundred equations (about 0.1 ms per equation at 5,000 equations)
 meaning for NumPy evaluation, and inlining lets rules work across it. Control flow (`scan`, `while`,
 `cond`) is an `hcall` node whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules
 rewrite inside them; its other params and its result avals live on the Python side
-(`Encoding.hcall_key`). Other multi-result and higher-order primitives (`custom_jvp_call`, `remat2`,
-`sort`, ...) are held as `call` nodes whose params live on the Python side (`Encoding.extras`, keyed by
-the node's `extra` text); a single-result primitive's params are all fields of its own constructor
-(`rewrites.terms`).
+(`Encoding.hcall_key`). The other higher-order primitives (`OPAQUE_CALLS`: `custom_jvp_call`, `remat2`,
+...) are held as `call` nodes whose params live on the Python side (`Encoding.extras`, keyed by the node's
+`extra` text): they hold Python callables and jaxprs with constants, which no field can hold. Every other
+primitive's params, single- or multi-result, are all fields of its own constructor (`rewrites.terms`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from egglog import bindings as eb
 
 from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from ir.errors import UnsupportedPrimitive
-from ir.primitives import get_primitive, primitives_with
+from ir.primitives import primitives_with
 from ir.text.printer import value_text
 from rewrites.terms import SPECS, Arr, alias, declare, declare_terms, encode_fields, ref
 
@@ -66,6 +66,12 @@ _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints, "bool": egg_bool}
 
 # The params of each control-flow primitive that hold its bodies, in the order of `hcall`'s body list.
 BODY_PARAMS = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr"), "cond": ("branches",)}
+
+# The higher-order primitives held as `call(prim, extra, args)`, their params in `Encoding.extras`: they call a
+# body the e-graph does not hold (remat2, checkpoint, composite, custom_jvp_call, custom_vjp_call,
+# custom_vjp_call_jaxpr, custom_linear_solve), and their params hold what no typed field holds and reads back:
+# Python callables (custom rules, thunks, a remat policy) and jaxprs with their constants.
+OPAQUE_CALLS = frozenset(p for p in primitives_with("higher_order") if p not in BODY_PARAMS and p not in INLINED)
 
 
 def closed_over(prim: str, params: dict, enc: Encoding) -> list[range]:
@@ -158,8 +164,8 @@ class Encoding:
         return len(self.consts) - 1
 
     def extra_key(self, prim: str, params: dict) -> str:
-        """The `extra` key of a multi-result equation's params: their printed text (a numbered key when they
-        hold jaxprs, which print long)."""
+        """The `extra` key of an opaque call's params (`OPAQUE_CALLS`): their printed text (a numbered key when
+        they hold jaxprs, which print long)."""
         if any(_holds_jaxpr(v) for v in params.values()):
             key = f"{prim}#{sum(1 for k in self.extras if k.startswith(prim + '#'))}"
         else:
@@ -453,8 +459,7 @@ def egg_args(operands: list[eb.Call]) -> eb.Call:
 
 def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[ShapedArray], n_out: int,
                enc: Encoding) -> list[eb.Call]:
-    multiple = get_primitive(prim).multiple_results if _known(prim) else n_out != 1
-    if multiple:
+    if prim in OPAQUE_CALLS:
         tup = egg_call("call", egg_str(prim), egg_str(enc.extra_key(prim, params)), egg_args(operands))
         return [egg_call("get", tup, egg_int(i)) for i in range(n_out)]
     spec = SPECS.get(prim)
@@ -465,12 +470,7 @@ def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[
     values = encode_fields(spec, params, in_avals)
     fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
     children = [egg_args(operands)] if spec.arity is None else operands
-    return [egg_call(spec.constructor_name, *children, *fields)]
-
-
-def _known(prim: str) -> bool:
-    try:
-        get_primitive(prim)
-    except UnsupportedPrimitive:
-        return False
-    return True
+    term = egg_call(spec.constructor_name, *children, *fields)
+    if spec.multiple_results:
+        return [egg_call("get", term, egg_int(i)) for i in range(n_out)]
+    return [term]

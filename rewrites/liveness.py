@@ -6,8 +6,8 @@ nothing but the time spent registering and matching it. The live rules are a fix
 symbols of the loaded terms, add the symbols the actions of every rule whose needs are met can create,
 until nothing changes.
 
-Symbols are egglog constructor names (`p_mul`, `scalar`, `call`), refined by a String literal first
-argument (`call:sort`, `jvp_of:sin:0`): a query needs the refined symbol, an action whose first
+Symbols are egglog constructor names (`p_mul`, `p_sort`, `scalar`, `call`), refined by a String literal first
+argument (`call:remat2`, `jvp_of:sin:0`): a query needs the refined symbol, an action whose first
 argument is a variable creates `call:*`, which meets every refinement. Functions and relations (the
 analyses' facts) are not symbols: a rule is assumed able to find them.
 

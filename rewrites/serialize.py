@@ -10,9 +10,9 @@ holds its primitive values, decoded:
     inp(k) / const(k)          payload (k,)
     barg(b, k)                 payload (b, k)
     scalar(v, dtype)           payload (v, dtype)
-    p_<prim>(xs.., fields..)          op = the primitive, payload (its field values...); a variadic
-                                      primitive's one child is its `Args` list
-    call(prim, extra, args)           op "call", payload (prim, extra)
+    p_<prim>(xs.., fields..)          op = the primitive, payload (its field values...); a variadic or
+                                      multi-result primitive's one child is its `Args` list
+    call(prim, extra, args)           op "call", payload (prim, extra) (the opaque higher-order primitives)
     hcall(prim, extra, args, bodies)  op "hcall", payload (prim, extra), children (args, bodies)
     body(b, outs)              payload (b,); bcons(body, rest) / bnil() no payload
     get(t, i)                  payload (i,)

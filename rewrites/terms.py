@@ -14,8 +14,8 @@ Leaves
     Arr.scalar(v, dtype)     a rank-0 literal of `dtype` whose value is the float64 `v`
 
 Equations
-    one constructor per single-result primitive (the catalogue trait "term", ir/primitives), named after
-    it (`add(x, y)`, `reduce_sum(x, axes, out_sharding)`, `gather(x, idx, dimension_numbers, ...)`): the
+    one constructor per primitive that is not higher order (the catalogue trait "term", ir/primitives), named
+    after it (`add(x, y)`, `reduce_sum(x, axes, out_sharding)`, `gather(x, idx, dimension_numbers, ...)`): the
     operands, then one field per param (`TermSpec.fields`): first the positional ones, the params rules
     compute with (the catalogue's `term_field` params: ints as `i64`/`Vec[i64]`, dtypes and dot_general's
     dimension numbers as Strings), then the others, which rules carry over by name: a required int, ints or
@@ -25,10 +25,15 @@ Equations
     builds gets the catalogue default of every field it does not give (`T`, `default_value`). A field value
     JAX spelled with NumPy ints is held as its plain value in a typed field (`(0, np.int64(1))` prints
     `(0, 1)` after decoding), as spelled in a text field. A variadic primitive holds its operands as one
-    `Args` list (`select_n(args)`, `dynamic_slice(args, slice_sizes)`). An equation with shape operands
-    besides the row's own (JAX's dynamic-shape mode) is refused (`UnsupportedPrimitive`);
-    `call(prim, extra, args)` for multi-result primitives, read through `get`, `extra` the key of their
-    params in `Encoding.extras`;
+    `Args` list (`select_n(args)`, `dynamic_slice(args, slice_sizes)`). A multi-result primitive holds its
+    operands as one `Args` list too, and its constructor is a `Tup` whose result i is `get(t, i)`
+    (`get(sort(args, dimension, is_stable, num_keys), 0)`). An equation with shape operands besides the row's
+    own (JAX's dynamic-shape mode) is refused (`UnsupportedPrimitive`);
+    `call(prim, extra, args)` for the higher-order primitives that call a body the e-graph does not hold
+    (`rewrites.encode.OPAQUE_CALLS`: custom_jvp_call, custom_vjp_call, remat2, composite, ...), read through
+    `get`: their params hold Python callables (custom rules, thunks, remat policies) and jaxprs with their
+    constants, which no field holds and reads back, so they stay on the Python side, `extra` the key of
+    them in `Encoding.extras`;
     `hcall(prim, extra, args, bodies)` for control flow (`scan`, `while`, `cond`): each sub-jaxpr is a
     `Body.of(b, outs)` whose outputs are terms over its own inputs `Arr.barg(b, k)`, so rules rewrite
     inside bodies as anywhere else; `bodies` is a `Bodies.cons` list in the order of the params.
@@ -167,7 +172,8 @@ def args_list(xs: list[Arr]) -> Args:
 @dataclass(frozen=True)
 class TermSpec:
     """How one primitive is held in the e-graph: its constructor's operands (`arity` of them, or None for a
-    variadic primitive: one `Args` list of them all) and its fields, one per param: first the `positional`
+    variadic or multi-result primitive: one `Args` list of them all), its `results` (a count, None for any
+    number: a multi-result constructor gives a `Tup`) and its fields, one per param: first the `positional`
     ones (the catalogue's `term_field` params, which rules compute with and pass by position), then the
     others, in schema order."""
 
@@ -175,6 +181,11 @@ class TermSpec:
     arity: int | None
     fields: tuple[tuple[str, FieldKind], ...] = ()
     positional: int = 0
+    results: int | None = 1
+
+    @property
+    def multiple_results(self) -> bool:
+        return self.results != 1
 
     def kind_of(self, name: str) -> FieldKind:
         return dict(self.fields)[name]
@@ -204,15 +215,16 @@ class TermSpec:
 
 
 def _spec(row: Primitive) -> TermSpec:
-    """The term spec of a catalogue row with the trait "term": its operand count and fields."""
-    if row.multiple_results:
-        raise ValueError(f"primitive {row.name!r} has the trait 'term' but not one result")
+    """The term spec of a catalogue row with the trait "term": its operand count, result count and fields."""
+    if row.higher_order:
+        raise ValueError(f"primitive {row.name!r} has the trait 'term' but runs its jaxprs as programs")
     if any(p.kind == "jaxprs" for p in row.params.values()):
         raise ValueError(f"primitive {row.name!r} has the trait 'term' but a tuple-of-jaxprs param")
-    arity = row.operands if isinstance(row.operands, int) else None
+    arity = row.operands if isinstance(row.operands, int) and not row.multiple_results else None
+    results = row.results if isinstance(row.results, int) else None
     typed = [(name, FIELD_KINDS[p.kind]) for name, p in row.typed_fields()]
     others = [(name, field_kind(p)) for name, p in row.params.items() if not p.term_field]
-    return TermSpec(row.name, arity, tuple(typed + others), len(typed))
+    return TermSpec(row.name, arity, tuple(typed + others), len(typed), results)
 
 
 def _build_specs() -> dict[str, TermSpec]:
@@ -224,7 +236,7 @@ SPECS: dict[str, TermSpec] = _build_specs()
 
 def _make_constructor(spec: TermSpec):
     """An egglog constructor `p_<prim>(operands..., fields...) -> Arr` (`p_<prim>(args, ...)` for a variadic
-    primitive)."""
+    primitive, `p_<prim>(args, ...) -> Tup` for a multi-result one)."""
     if spec.arity is None:
         params = [inspect.Parameter("args", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Args)]
     else:
@@ -235,8 +247,9 @@ def _make_constructor(spec: TermSpec):
 
     def stub(*args): ...
 
-    stub.__signature__ = inspect.Signature(params, return_annotation=Arr)
-    stub.__annotations__ = {p.name: p.annotation for p in params} | {"return": Arr}
+    result = Tup if spec.multiple_results else Arr
+    stub.__signature__ = inspect.Signature(params, return_annotation=result)
+    stub.__annotations__ = {p.name: p.annotation for p in params} | {"return": result}
     stub.__name__ = stub.__qualname__ = spec.constructor_name
     return function(egg_fn=spec.constructor_name)(stub)
 
@@ -318,10 +331,10 @@ def _egg_value(kind: FieldKind, v: Any):
 
 
 class _Ops:
-    """`T.add(x, y)`, `T.reduce_sum(x, axes)`, `T.gather(x, i, **params)`: the constructors, named as their
-    egglog names without `p_`, for writing rules. The positional fields (the params rules compute with) come
-    after the operands; every other field is a keyword, and a field not given gets its default
-    (`default_value`), as a node a rule builds gets the primitive's default params."""
+    """`T.add(x, y)`, `T.reduce_sum(x, axes)`, `T.gather(x, i, **params)`, `get(T.sort(xs, **own), 0)`: the
+    constructors, named as their egglog names without `p_`, for writing rules. The positional fields (the
+    params rules compute with) come after the operands; every other field is a keyword, and a field not
+    given gets its default (`default_value`), as a node a rule builds gets the primitive's default params."""
 
     def __getattr__(self, name: str):
         spec = BY_EGG_NAME.get("p_" + name)

@@ -56,8 +56,7 @@ def carry_fixpoint(outputs: Callable[[list[bool]], list[bool]], before: list[boo
 
 def barrier(builder, terms: list[eb.Call], avals: list[ShapedArray]) -> list[eb.Call]:
     """The results of one `optimization_barrier` over `terms`."""
-    key = builder.enc.extra_key("optimization_barrier", {})
-    tup = B.call("optimization_barrier", key, terms)
+    tup = B.optimization_barrier(B.args(terms))
     return [builder.bind(B.get(tup, k), a) for k, a in enumerate(avals)]
 
 

@@ -11,9 +11,9 @@ The rule's left-hand side matches that list with a pattern variable per value (`
 lambda gets the variables by name.
 
 Types: `INTS`, `INT`, `STR`, `params(prim)` (a params dict for a `<prim>` node the rule builds: its keyword
-fields, one value each, which the rule gets as a dict to pass on, `T.gather(g, i, **read)`) and `node(prim)`
-(a whole `<prim>` node's params, every field; the rule gets an `Op` that builds the node with its
-constructor).
+fields, one value each, which the rule gets as a dict to pass on, `T.gather(g, i, **read)`,
+`get(T.sort(xs, **own), 0)`) and `node(prim)` (a whole `<prim>` node's params, every field; the rule gets an
+`Op` that builds the node with its constructor, `op.result(j, x)` for result j of a multi-result one).
 
 Inside a rule's lambda, `shape(x)`, `dtype(x)` and `require(fact)` add facts to the rule's query.
 """
@@ -36,8 +36,8 @@ from rewrites.terms import (
     SPECS,
     Args,
     Arr,
+    Tup,
     args_list,
-    call,
     dtype_of,
     encode_fields,
     field_value,
@@ -92,17 +92,14 @@ class ValueType:
 
     @property
     def fields(self) -> tuple:
-        """The fields of a `params`/`node` value, in order (none for a multi-result primitive's node, whose
-        params are one `extra` key)."""
-        spec = SPECS.get(self.prim)
-        if spec is None:
-            return ()
+        """The fields of a `params`/`node` value, in order."""
+        spec = SPECS[self.prim]
         return spec.fields if self.whole else spec.keyword_fields
 
     @property
     def slots(self) -> list[str]:
-        if self.prim is None or self.prim not in SPECS:
-            return [self.name if self.prim is None else "str"]
+        if self.prim is None:
+            return [self.name]
         return [_FIELD_SLOT.get(k.name, "str") for _, k in self.fields]
 
 
@@ -110,11 +107,18 @@ INTS, INT, STR = ValueType("ints"), ValueType("int"), ValueType("str")
 
 
 def params(prim: str) -> ValueType:
+    _check_term(prim)
     return ValueType(f"params:{prim}", prim)
 
 
 def node(prim: str) -> ValueType:
+    _check_term(prim)
     return ValueType(f"node:{prim}", prim, whole=True)
+
+
+def _check_term(prim: str) -> None:
+    if prim not in SPECS:
+        raise ValueError(f"{prim} has no term constructor (rewrites/terms.py): a rule cannot build it")
 
 
 class Values:
@@ -174,22 +178,24 @@ def require(fact) -> None:
 
 class Op:
     """A `<prim>` node whose params are a `node(prim)` value: `op(x, y)` builds it on those operands (its
-    constructor; `op.of_args(xs)` on an operand list); `op.result(j, xs)` is result j of a multi-result
-    primitive (`call`, whose params are the one `extra` key)."""
+    constructor; `op.of_args(xs)` on an operand list); `op.result(j, x, y)` is result j of a multi-result
+    primitive (its constructor's `Tup`, read by `get`)."""
 
-    def __init__(self, prim: str, fields: list, extra=None):
-        self.prim, self.fields, self.extra = prim, fields, extra
+    def __init__(self, prim: str, fields: list):
+        self.prim, self.fields = prim, fields
 
     def result(self, j: int, *operands: Arr) -> Arr:
-        return get(call(String(self.prim), self.extra, args_list(list(operands))), j)
+        return get(self.of_args(args_list(list(operands))), j)
 
     def __call__(self, *operands: Arr) -> Arr:
+        if SPECS[self.prim].multiple_results:
+            raise TypeError(f"{self.prim} has several results: read one with op.result(j, ...)")
         if SPECS[self.prim].arity is None:
             return self.of_args(args_list(list(operands)))
         return CONSTRUCTORS[self.prim](*operands, *self.fields)
 
-    def of_args(self, xs: Args) -> Arr:
-        """The variadic `<prim>` node on the operand list `xs`."""
+    def of_args(self, xs: Args) -> Arr | Tup:
+        """The variadic or multi-result `<prim>` node on the operand list `xs`."""
         return CONSTRUCTORS[self.prim](xs, *self.fields)
 
 
@@ -201,11 +207,6 @@ def value_pattern(values: Values | None) -> tuple[Vals, dict[str, Any]]:
         if kind.prim is None:
             out[name] = var(f"value_{name}", _SLOTS[kind.name][0])
             slots.append((kind.name, out[name]))
-            continue
-        if kind.prim not in SPECS:  # a multi-result primitive: its params are a `call` node's extra key
-            extra = var(f"value_{name}", String)
-            slots.append(("str", extra))
-            out[name] = Op(kind.prim, [], extra) if kind.whole else extra
             continue
         bound = {}
         for k, ((field_name, _), slot) in enumerate(zip(kind.fields, kind.slots, strict=True)):
@@ -242,9 +243,6 @@ class ValueStore:
                 rows.append((kind.name, value))
                 continue
             given = dict(value)
-            if kind.prim not in SPECS:
-                rows.append(("str", self.enc.extra_key(kind.prim, given)))
-                continue
             spec = SPECS[kind.prim]
             names = [field for field, _ in kind.fields]
             outside = sorted(set(given) - set(names))

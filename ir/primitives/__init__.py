@@ -20,8 +20,8 @@ A shape rule has the uniform signature `rule(*in_avals, **params) -> list[Shaped
 Adding a primitive:
 1. its row: `define("name", operands=..., results=..., params={...}, traits={...})` in the family
    module it belongs to (a `Param` per param JAX prints; `field(...)` for a param rules compute with,
-   a positional field of the e-graph constructor; a single-result primitive takes the trait "term", its
-   own constructor, where every other param is a keyword field with the row's default);
+   a positional field of the e-graph constructor; a primitive that is not higher order takes the trait
+   "term", its own constructor, where every other param is a keyword field with the row's default);
 2. its shape rule in `ir/shapes/<family>.py` (`@shape_rule("name")`) and its NumPy implementation in
    `eval/impls/<family>.py` (`@impl("name")`);
 3. its cost in rewrites/costs.py (a trait it has may already price it), JVP/VJP entries in
@@ -75,7 +75,8 @@ TRAITS: dict[str, str] = {
     "random": "a PRNG primitive (keys, bits, key data)",
     "zero_derivative": "its results never carry a tangent: piecewise constant, integer- or key-valued",
     "term": "the e-graph holds it with its own constructor `p_<name>` and typed fields (rewrites/terms.py); every "
-            "single-result row has it, a variadic one holds its operands as one `Args` list",
+            "row but the higher-order ones has it. A variadic one holds its operands as one `Args` list, a "
+            "multi-result one too, and its constructor gives a `Tup` whose results `get` reads",
 }
 
 # The properties the coverage matrix checks (`transforms.coverage`); a row's `gaps` names some of them.

@@ -26,7 +26,9 @@ define("stack", operands=variadic(1), params={"axis": NAT}, traits={"data_moveme
 define("tile", operands=1, params={"reps": INTS}, traits={"data_movement", "term"}, linear_in=(0,))
 define("pad", operands=2, params={"padding_config": PAIRS}, traits={"data_movement", "term"})
 define("rev", operands=1, params={"dimensions": field(INTS)}, traits={"data_movement", "term"}, linear_in=(0,))
-define("split", operands=1, results=variadic(1), params={"sizes": INTS, "axis": NAT}, traits={"data_movement"})
-define("unstack", operands=1, results=variadic(0), params={"axis": NAT}, traits={"data_movement"})
+define("split", operands=1, results=variadic(1), params={"sizes": INTS, "axis": NAT},
+       traits={"data_movement", "term"})
+define("unstack", operands=1, results=variadic(0), params={"axis": NAT}, traits={"data_movement", "term"})
 define("device_put", operands=variadic(0), results=variadic(0),
-       params={"devices": ANY, "srcs": ANY, "copy_semantics": ANY}, traits={"data_movement", "metadata_only"})
+       params={"devices": ANY, "srcs": ANY, "copy_semantics": ANY},
+       traits={"data_movement", "metadata_only", "term"})

@@ -42,7 +42,7 @@ define("scan", **_ANY_COUNT, traits=_CALLS,
        params={"jaxpr": JAXPR, "length": NAT, "reverse": BOOL, "num_consts": NAT, "num_carry": NAT, "linear": ANY,
                "unroll": ANY, "_split_transpose": ANY})
 define("custom_linear_solve", **_ANY_COUNT, params={"const_lengths": RECORD, "jaxprs": RECORD}, traits=_CALLS)
-define("optimization_barrier", **_ANY_COUNT, traits={"data_movement", "metadata_only"})
+define("optimization_barrier", **_ANY_COUNT, traits={"data_movement", "metadata_only", "term"})
 define("platform_index", operands=0, params={"platforms": ANY}, traits={"data_movement", "term"},
        gaps={**NOT_DIFFERENTIABLE, "batching": NO_OPERANDS})
 # A placeholder for a residual a cond branch does not produce (partial-eval'd gradients).

@@ -24,8 +24,9 @@ define("scatter-sub", operands=3, params=_SCATTER, traits={"scalar_combiner", "t
 define("scatter-mul", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
 define("scatter-min", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
 define("scatter-max", operands=3, params=_SCATTER, traits={"scalar_combiner", "term"})
-define("sort", operands=variadic(1), results=variadic(1), params={"dimension": NAT, "is_stable": BOOL, "num_keys": NAT})
-define("top_k", operands=1, results=2, params={"k": NAT, "axis": Param("int", required=False)})
+define("sort", operands=variadic(1), results=variadic(1), params={"dimension": NAT, "is_stable": BOOL, "num_keys": NAT},
+       traits={"term"})
+define("top_k", operands=1, results=2, params={"k": NAT, "axis": Param("int", required=False)}, traits={"term"})
 define("approx_top_k", operands=1, results=2,
        params={"k": NAT, "reduction_dimension": INT, "recall_target": Param("finite"), "is_max_k": BOOL,
-               "reduction_input_size_override": INT, "aggregate_to_topk": BOOL})
+               "reduction_input_size_override": INT, "aggregate_to_topk": BOOL}, traits={"term"})

@@ -27,23 +27,27 @@ define("cholesky_update", operands=2, gaps={**NOT_DIFFERENTIABLE, "batching": NO
 define("triangular_solve", operands=2, linear_in=(1,),
        params={"left_side": BOOL, "lower": BOOL, "transpose_a": BOOL, "conjugate_a": BOOL, "unit_diagonal": BOOL},
        traits={"term"})
-define("qr", operands=1, results=2, params={"full_matrices": BOOL, "pivoting": ANY, "use_magma": ANY})
+define("qr", operands=1, results=2, params={"full_matrices": BOOL, "pivoting": ANY, "use_magma": ANY},
+       traits={"term"})
 _GEQRF_NO_DERIVATIVE = ("JAX defines no derivative (jax/_src/lax/linalg.py); slogdet's QR method differentiates "
                         "by its custom rule")
-define("geqrf", operands=1, results=2, gaps={"jvp": _GEQRF_NO_DERIVATIVE, "vjp": _GEQRF_NO_DERIVATIVE})
+define("geqrf", operands=1, results=2, traits={"term"},
+       gaps={"jvp": _GEQRF_NO_DERIVATIVE, "vjp": _GEQRF_NO_DERIVATIVE})
 define("householder_product", operands=2, gaps=NOT_DIFFERENTIABLE, traits={"term"})
-define("lu", operands=1, results=3)
+define("lu", operands=1, results=3, traits={"term"})
 define("lu_pivots_to_permutation", operands=1, params={"permutation_size": NAT}, traits={"term"},
        gaps=NOT_DIFFERENTIABLE)
 define("svd", operands=1, results=variadic(1),
-       params={"full_matrices": BOOL, "compute_uv": BOOL, "subset_by_index": ANY, "algorithm": ENUM})
+       params={"full_matrices": BOOL, "compute_uv": BOOL, "subset_by_index": ANY, "algorithm": ENUM},
+       traits={"term"})
 define("eigh", operands=1, results=2,
-       params={"lower": BOOL, "sort_eigenvalues": BOOL, "subset_by_index": ANY, "algorithm": ENUM})
+       params={"lower": BOOL, "sort_eigenvalues": BOOL, "subset_by_index": ANY, "algorithm": ENUM}, traits={"term"})
 define("eig", operands=1, results=variadic(1),
        params={"compute_left_eigenvectors": BOOL, "compute_right_eigenvectors": BOOL, "enable_eigvec_derivs": ANY,
-               "implementation": ANY})
+               "implementation": ANY}, traits={"term"})
 define("schur", operands=1, results=variadic(1),
-       params={"compute_schur_vectors": BOOL, "sort_eig_vals": ANY, "select_callable": ANY}, gaps=NOT_DIFFERENTIABLE)
-define("hessenberg", operands=1, results=2, gaps=NOT_DIFFERENTIABLE)
-define("tridiagonal", operands=1, results=4, params={"lower": BOOL}, gaps=NOT_DIFFERENTIABLE)
+       params={"compute_schur_vectors": BOOL, "sort_eig_vals": ANY, "select_callable": ANY}, traits={"term"},
+       gaps=NOT_DIFFERENTIABLE)
+define("hessenberg", operands=1, results=2, traits={"term"}, gaps=NOT_DIFFERENTIABLE)
+define("tridiagonal", operands=1, results=4, params={"lower": BOOL}, traits={"term"}, gaps=NOT_DIFFERENTIABLE)
 define("tridiagonal_solve", operands=4, params={"perturb_singular": ANY}, traits={"term"})

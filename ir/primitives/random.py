@@ -16,8 +16,8 @@ define("random_split", operands=1, params={"shape": INTS}, traits={*_KEY, "term"
 define("random_fold_in", operands=2, traits={*_KEY, "term"})
 define("random_clone", operands=1, traits={*_KEY, "data_movement", "term"})
 define("random_gamma", operands=2, params={"log_space": BOOL}, traits={"random", "term"})
-define("threefry2x32", operands=4, results=2, traits=_KEY)
-define("rng_bit_generator", operands=1, results=2, traits=_KEY,
+define("threefry2x32", operands=4, results=2, traits={*_KEY, "term"})
+define("rng_bit_generator", operands=1, results=2, traits={*_KEY, "term"},
        params={"shape": INTS, "dtype": DTYPE, "algorithm": ENUM, "out_sharding": ANY})
 _STATEFUL = "stateful: it draws from a global generator state the program does not hold"
 define("rng_uniform", operands=2, params={"shape": INTS}, traits={"random", "term"},

@@ -25,7 +25,7 @@ define("reduce_xor", operands=1, params=_AXES, traits={"reduction", "zero_deriva
 define("argmax", operands=1, params=_ARG_AXES, traits={"arg_reduction", "zero_derivative", "term"})
 define("argmin", operands=1, params=_ARG_AXES, traits={"arg_reduction", "zero_derivative", "term"})
 define("reduce", operands=variadic(2), results=variadic(1),
-       params={"computation": ANY, "jaxpr": JAXPR, "dimensions": INTS}, traits={"scalar_combiner"})
+       params={"computation": ANY, "jaxpr": JAXPR, "dimensions": INTS}, traits={"scalar_combiner", "term"})
 
 define("cumsum", operands=1, params=_CUMULATIVE, traits={"cumulative", "term"}, linear_in=(0,))
 define("cumprod", operands=1, params=_CUMULATIVE, traits={"cumulative", "term"})
@@ -37,7 +37,7 @@ define("reduce_window_sum", operands=1, params=_WINDOW, linear_in=(0,), traits={
 define("reduce_window_max", operands=1, params=_WINDOW, traits={"term"})
 define("reduce_window_min", operands=1, params=_WINDOW, traits={"term"})
 define("reduce_window", operands=variadic(2), results=variadic(1), params={**_WINDOW, "jaxpr": JAXPR, "consts": ANY},
-       traits={"scalar_combiner"}, gaps={"vjp": "the generic reduce_window: JAX has no VJP either"})
+       traits={"scalar_combiner", "term"}, gaps={"vjp": "the generic reduce_window: JAX has no VJP either"})
 define("select_and_scatter_add", operands=2, linear_in=(0,),
        params={"window_dimensions": INTS, "window_strides": INTS, "padding": PAIRS, "select_prim": ANY},
        traits={"term"})

@@ -8,7 +8,7 @@
 
 Bindings map an array variable to a class and a param variable to its payload value. Params of a pattern
 are compared with the node's fields (`rewrites.terms.SPECS`); `extra=s` binds the values of its keyword
-fields (a `call` node's `extra` text), and a keyword field a pattern does not name accepts any value. Side
+fields (an opaque `call` node's `extra` text), and a keyword field a pattern does not name accepts any value. Side
 conditions are not evaluated here: an explanation only cites a rule between two nodes that the saturated
 e-graph already holds in one class, which egglog put there after checking them.
 """
@@ -70,8 +70,8 @@ class Term:
 
 
 def operands(view: EGraphView, node_ix: int) -> tuple[str, list[str]]:
-    """A node's primitive and operand classes as a pattern sees them (`call`'s and a variadic node's operands
-    are its cons list)."""
+    """A node's primitive and operand classes as a pattern sees them (`call`'s and a variadic or multi-result
+    node's operands are its cons list)."""
     node = view.nodes[node_ix]
     if node.op == "call":
         return node.payload[0], args_classes(view, node.children[0])

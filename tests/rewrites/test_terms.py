@@ -3,6 +3,7 @@ rule-built nodes (`T`) and variadic operand lists."""
 
 import math
 
+import numpy as np
 import pytest
 
 from ir import lax
@@ -12,7 +13,17 @@ from ir.errors import JaxprTypeError
 from ir.params import NpScalar, Opaque, Record, Symbol
 from ir.text.printer import value_text
 from rewrites.rules.common import x, y
-from rewrites.terms import ABSENT, SPECS, T, args_list, decode_fields, encode_fields, operand_dtype_marker
+from rewrites.terms import (
+    ABSENT,
+    SPECS,
+    T,
+    args_list,
+    decode_fields,
+    encode_fields,
+    get,
+    operand_dtype_marker,
+    output_at,
+)
 
 BROADCAST, GATHER, DOT = SPECS["broadcast_in_dim"], SPECS["gather"], SPECS["dot_general"]
 F64 = ShapedArray((2,), float64)
@@ -110,3 +121,66 @@ def test_a_value_without_a_syntax_is_held_verbatim_and_prints_the_same():
     params = {"axes": (0,), "out_sharding": Opaque("NamedSharding(mesh=Mesh('x': 1))")}
     back = decode_fields(spec, encode_fields(spec, params), [F64])
     assert value_text(back["out_sharding"]) == "NamedSharding(mesh=Mesh('x': 1))" and back["axes"] == (0,)
+
+
+def test_a_multi_result_primitive_has_a_constructor_over_one_args_list_giving_a_tup():
+    sort, svd = SPECS["sort"], SPECS["svd"]
+    assert sort.arity is None and sort.results is None and sort.multiple_results and SPECS["top_k"].results == 2
+    assert [kind.name for _, kind in sort.fields] == ["int", "bool", "int"]
+    assert {name: kind.name for name, kind in svd.fields}["algorithm"] == "text"
+    tup = T.sort(args_list([x, y]), dimension=0, is_stable=True, num_keys=1)
+    assert str(tup.__egg_typed_expr__.tp) == "Tup" and "p_sort" in repr(get(tup, 1))
+    with pytest.raises(TypeError, match="sort has no default for its param 'dimension'"):
+        T.sort(args_list([x]))
+
+
+def test_a_multi_result_program_encodes_typed_and_decodes_to_the_same_program():
+    from egglog import EGraph
+
+    import ir
+    import ir.numpy as jnp
+    from eval.interpreter import eval_jaxpr
+    from rewrites.decode import class_avals, decode
+    from rewrites.encode import encode
+    from rewrites.serialize import view_of
+
+    def f(a):
+        q, r = jnp.linalg.qr(a)
+        s = lax.sort((a, q), dimension=1, num_keys=1)
+        left, right = jnp.split(a, 2, axis=1)
+        return s[1] + r, left * right
+
+    a = np.random.default_rng(0).normal(size=(4, 4))
+    closed = ir.make_jaxpr(f)(a)
+    egraph = EGraph()
+    enc = encode(closed, egraph)
+    egraph.register(*(output_at(k, out) for k, out in enumerate(enc.outputs)))
+    view = view_of(egraph)
+    ops = {node.op for node in view.nodes}
+    assert {"qr", "sort", "split"} <= ops and "call" not in ops and not enc.extras
+    choice = {cls: members[0] for cls, members in view.classes.items()}
+    back = decode(view, choice, enc, class_avals(view, enc))
+    assert sorted(map(str, back.jaxpr.eqns)) == sorted(map(str, closed.jaxpr.eqns))  # the order may differ
+    for got, want in zip(eval_jaxpr(back, a), eval_jaxpr(closed, a), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_the_opaque_higher_order_calls_keep_their_params_on_the_python_side():
+    from rewrites.encode import OPAQUE_CALLS
+
+    assert OPAQUE_CALLS == {"remat2", "checkpoint", "composite", "custom_jvp_call", "custom_vjp_call",
+                            "custom_vjp_call_jaxpr", "custom_linear_solve"}
+    assert not OPAQUE_CALLS & set(SPECS)
+
+
+def test_a_primitive_without_a_row_is_refused_whatever_its_result_count():
+    from egglog import EGraph
+
+    from ir.core import ClosedJaxpr, Eqn, Jaxpr, Var
+    from ir.errors import UnsupportedPrimitive
+    from rewrites.encode import encode
+
+    a = Var(F64)
+    closed = ClosedJaxpr(Jaxpr([], [a], [a], [Eqn("my_pair", [a], [Var(F64), Var(F64)], {})]), [])
+    with pytest.raises(UnsupportedPrimitive, match="my_pair"):
+        encode(closed, EGraph())

@@ -34,9 +34,8 @@ Variadic primitives get one rule whatever their operand or result count, as the 
 `variadic` rule matches the operands as one `Args` list and its lambda gets that list (`variadic_op`,
 `variadic_result` build the op on it); an `each_result` rule serves every result, its tag ending
 ":out*": the node of result j holds j in front of the equation's values (one values list for all
-results, so that they read one op node: params holding a jaxpr get a new key each time they are
-written) and the lambda gets it as `index`; an `own` rule builds result j from operand j alone
-(device_put), the node holding that operand only.
+results, so that they read one op node) and the lambda gets it as `index`; an `own` rule builds
+result j from operand j alone (device_put), the node holding that operand only.
 
 `V.cases(prim, flags, {name: f}, ...)` gives one pattern several rules, each guarded by the case its
 values name (so no rule leaves an identity op behind); `V.variant(prim, flags, f, ...)` adds another
@@ -56,7 +55,7 @@ from egglog import String, eq, i64, i64Like, rewrite, var
 from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
 from rewrites.rule import EXACT, Rule
-from rewrites.terms import SPECS, Args, Arr, args_list, call, get
+from rewrites.terms import SPECS, Args, Arr, args_list, get
 from transforms.batching.terms import vmap_of
 from transforms.rulebook import (
     INT,
@@ -179,7 +178,7 @@ def variadic_op(op: Op, xs: Args) -> Arr:
 
 def variadic_result(op: Op, j: i64Like, xs: Args) -> Arr:
     """Result j of the multi-result `op` applied to a variadic rule's operand list."""
-    return get(call(op.prim, op.extra, xs), j)
+    return get(op.of_args(xs), j)
 
 
 def tag(prim: str, flags: str, j: int | str | None) -> str:

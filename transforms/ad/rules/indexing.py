@@ -29,12 +29,12 @@ import math
 from collections.abc import Callable
 from functools import cache
 
-from egglog import String, Vec, eq, i64, var
+from egglog import Vec, eq, i64
 
 from ir import dtypes, lax
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import Arr, T, args_list, call, get
+from rewrites.terms import Arr, T, args_list, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params, require, zeros_like
 from transforms.ad.rules.indexing_params import (
     FILL_OR_DROP,
@@ -399,9 +399,9 @@ def _sort_values(i: int | None) -> Values:
 
 def _sort_indices(xs, outs, vals) -> Arr:
     """JAX's `_sort_jvp`: sort an iota along with the operands; its result with a trailing index axis."""
-    s = var("own", String)
-    require(eq(outs[0]).to(get(call("sort", s, args_list(xs)), 0)))
-    perm = get(call("sort", s, args_list([*xs, T.iota(**vals["iota"])])), len(xs))
+    s = T.params("sort", "own")
+    require(eq(outs[0]).to(get(T.sort(args_list(xs), **s), 0)))
+    perm = get(T.sort(args_list([*xs, T.iota(**vals["iota"])]), **s), len(xs))
     return T.broadcast_in_dim(perm, vals["idx_shape"], vals["dims"])
 
 

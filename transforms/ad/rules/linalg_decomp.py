@@ -14,7 +14,7 @@ from egglog import Vec, i64
 
 from ir import dtypes
 from ir.errors import UnsupportedPrimitive
-from rewrites.terms import Arr, T, args_list, call, get
+from rewrites.terms import Arr, T, args_list, get
 from transforms.ad.rule import INTS, STR, ADBook, dtype, params
 from transforms.ad.rules.linalg import (
     DIAGONAL,
@@ -206,7 +206,7 @@ def _svd_values_only(mode: str, cplx: bool):
     """compute_uv=False: ds = re diag(U^H dA V), U and V from JAX's recomputed reduced SVD."""
     def f(seeds, xs, outs, v):
         k = Kit(v, cplx)
-        full = call("svd", v.recompute, args_list([xs[0]]))
+        full = T.svd(args_list([xs[0]]), **v.recompute)
         u, vt = get(full, 1), get(full, 2)
         if mode == "jvp":
             return k.diag(k.real(k.mm(k.mm(k.h(u), seeds[0]), k.h(vt))))
@@ -247,7 +247,7 @@ def _eigh_values(p, ins, outs):
 def _eigh_parts(k: Kit, a, v):
     """JAX's recomputed eigenvectors, and F."""
     dt = dtype(a)
-    e = call("eigh", v.own, args_list([T.div(T.add(a, k.h(a)), Arr.scalar(2.0, dt))]))
+    e = T.eigh(args_list([T.div(T.add(a, k.h(a)), Arr.scalar(2.0, dt))]), **v.own)
     vec, w = get(e, 0), get(e, 1)
     w = T.convert_element_type(w, dt) if k.cplx else w
     eye = k.eye("sq", dt)
@@ -314,7 +314,7 @@ def _eig_values(p, ins, outs):
 
 def _lu_solve(k: Kit, m, x, v, transposed: bool = False):
     """m^-1 x (m^-T x if `transposed`) through lu(m) = (lu, _, perm), as JAX's lu_solve."""
-    factors = call("lu", v.lu, args_list([m]))
+    factors = T.lu(args_list([m]), **v.lu)
     packed, perm = get(factors, 0), get(factors, 2)
     if transposed:
         return k.unrows(k.ts(packed, k.ts(packed, x, v.solve_u_t), v.solve_l_t), perm, "sq", v.complex_dtype)
@@ -326,7 +326,7 @@ class _Eig:
 
     def __init__(self, k: Kit, a, v, case: str):
         self.k, self.v = k, v
-        again = call("eig", v.again, args_list([a]))
+        again = T.eig(args_list([a]), **v.again)
         left = case in ("left", "both")
         self.w, self.vr, self.vl = get(again, 0), get(again, 1 + left), get(again, 1) if left else None
 

@@ -25,7 +25,7 @@ from ir.core import ClosedJaxpr, Literal
 from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol
 from ir.tracing import aval_of, bind, literal, trace_flat
-from rewrites.terms import Arr, T, args_list, call, get
+from rewrites.terms import Arr, T, args_list, get
 from transforms.ad.rule import INT, INTS, ADBook, Values, dtype, params, zeros_like
 
 A = ADBook("reduce")
@@ -459,7 +459,7 @@ def _with_reducer_jvp(prim) -> Values:
 
 def _reduction_jvp(prim, n):
     def jvp(tangents, primals, outs, *, params):
-        tup = call(prim, params, args_list([*primals[:n], *tangents[:n], *primals[n:], *tangents[n:]]))
+        tup = T.of(prim)(args_list([*primals[:n], *tangents[:n], *primals[n:], *tangents[n:]]), **params)
         return [get(tup, n + j) for j in range(n)]
     return jvp
 
@@ -499,7 +499,7 @@ def _reduce_vjp(i, n):
         onehot = T.convert_element_type(T.eq(T.iota(**v["iota_m"]), T.iota(**v["iota_r"])), dtype(xs[i]))
         tangents = [onehot if k == i else _full(0.0, xs[k], v["spread"]) for k in range(n)]
         zeros = [Arr.scalar(0.0, dtype(init)) for init in xs[n:]]
-        tup = call("reduce", v["params"], args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]))
+        tup = T.reduce(args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]), **v["params"])
         total = None
         for j in range(n):
             term = T.mul(T.broadcast_in_dim(cts[j], v["flat"], v["lead"]), get(tup, n + j))

@@ -22,15 +22,14 @@ from collections.abc import Callable
 import numpy as np
 
 from ir.params import as_ints
-from rewrites.terms import SPECS, Arr, T, call, get
+from rewrites.terms import SPECS, Arr, T, get
 from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params
 
 A = ADBook("shape")
 
 
 def _params_of(prim: str) -> Values:
-    """The equation's own params as `own`, for rules that build the same primitive (held as apply/call, or
-    pad)."""
+    """The equation's own params as `own`, for rules that build the same primitive."""
     return Values(lambda p, ins, outs, *slot: {"own": dict(p)}, own=params(prim))
 
 
@@ -200,7 +199,7 @@ def _along(prim: str, axis_name: str, built: str) -> Values:
 for _prim, _built, _axis, _why in (("split", "concatenate", "dimension", ""),
                                    ("unstack", "stack", "axis", " (JAX's _unstack_transpose_rule)")):
     A.add("jvp", _prim, "out*", "all", _result_of(_prim), f"d {_prim}(x)_j = {_prim}(dx)_j (linear)", None, None,
-          None, lambda ts, xs, outs, v, prim=_prim: get(call(prim, v["own"], ts), v["index"]))
+          None, lambda ts, xs, outs, v, prim=_prim: get(T.of(prim)(ts, **v["own"]), v["index"]))
     A.add("vjp", _prim, "0", "all", _along(_prim, _axis, _built),
           f"{_prim}(x)^T cts = {_built}(cts along the axis){_why} (unused results' cts are zeros)", None, None, None,
           lambda cts, xs, outs, v, built=_built: T.of(built)(cts, **v["along"]))
