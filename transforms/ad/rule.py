@@ -17,7 +17,8 @@ Entry kinds (the lambda's arguments: the seed, the operands, the result(s), then
                          f(cts, primals, outs, **values)
     jvp_linear(prim, is)  the op is linear in those operands: the op itself applied to the tangent
     add(...)             the general form the others are made of (several results, several seeds, any
-                         operand "*" or result "out*" of a variadic primitive, lists matched whole)
+                         operand "*" or result "out*" of a variadic primitive, lists matched whole or
+                         as their first elements and the rest, `Leading(k)`)
 Results that never carry a tangent (floor, sign, comparisons, argmax, ...) need no entry: the builder skips
 the primitives with the catalogue trait `zero_derivative` (ir/primitives).
 Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `arities=` (one rule per operand
@@ -68,7 +69,7 @@ from transforms.rulebook import (
     value_pattern,
 )
 
-__all__ = ["INT", "INTS", "STR", "ADBook", "Values", "dtype", "params", "require", "shape", "zeros_like"]
+__all__ = ["INT", "INTS", "STR", "ADBook", "Leading", "Values", "dtype", "params", "require", "shape", "zeros_like"]
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,9 @@ class ADBook:
         primals, outs, seeds)` into `build(seeds, xs, outs, vals)`, `vals` the values by name. Each of
         `n_primals`, `n_outs`, `n_seeds` is a count (that many pattern variables, a list) or None (the whole
         list as one `Args` variable, any length: variadic primitives). `seeds`: see `ADRule`; `suffix`
-        tells apart several rules of one slot. The rule is built when a program first needs it (`Rule.lazy`)."""
+        tells apart several rules of one slot. A count may also be `Leading(k)`: k pattern variables, then the rest
+        of the list as one `Args` variable (dynamic_slice's operand and its start indices, select_n's predicate and
+        its cases), whatever the list's length. The rule is built when a program first needs it (`Rule.lazy`)."""
         def egg():
             pattern, vals = value_pattern(values)
             xs, outs, gs = (_operands(name, n) for name, n in (("x", n_primals), ("o", n_outs), ("g", n_seeds)))
@@ -236,10 +239,29 @@ class ADBook:
         self.entries.append(entry)
 
 
-def _operands(name: str, n: int | None) -> list[Arr] | Args:
-    """`n` pattern variables, or one `Args` variable for the whole list (n None)."""
-    return var(f"{name}s", Args) if n is None else [var(f"{name}{j}", Arr) for j in range(n)]
+@dataclass(frozen=True)
+class Leading:
+    """A list pattern of any length: its first `count` elements named, the rest one `Args` variable; the rule's
+    lambda gets `[x0, .., x<count-1>, rest]`."""
+
+    count: int
 
 
-def _as_args(xs: list[Arr] | Args) -> Args:
-    return xs if isinstance(xs, Args) else args_list(xs)
+def _operands(name: str, n: int | Leading | None) -> list | Args:
+    """`n` pattern variables, one `Args` variable for the whole list (n None), or the first `n.count` and the rest."""
+    if n is None:
+        return var(f"{name}s", Args)
+    if isinstance(n, Leading):
+        return [*(var(f"{name}{j}", Arr) for j in range(n.count)), var(f"{name}_rest", Args)]
+    return [var(f"{name}{j}", Arr) for j in range(n)]
+
+
+def _as_args(xs: list | Args) -> Args:
+    if isinstance(xs, Args):
+        return xs
+    if xs and isinstance(xs[-1], Args):
+        out = xs[-1]
+        for x in reversed(xs[:-1]):
+            out = Args.cons(x, out)
+        return out
+    return args_list(xs)

@@ -8,9 +8,11 @@ from transforms.ad.rules import zeros
 from transforms.ad.rules import (unary, binary, shape, reduce, indexing, dot_conv, linalg, linalg_decomp, fft,
                                  random)
 # isort: on
+from transforms import arglists
 
 FAMILIES = (unary, binary, shape, reduce, indexing, dot_conv, linalg, linalg_decomp, fft, random)
 
 
 def rule_list() -> list:
-    return [*zeros.RULES, *(r for module in FAMILIES for r in module.A.rules)]
+    """The symbolic-zero rules, every family's rules, then the list functions some of them build with."""
+    return [*zeros.RULES, *(r for module in FAMILIES for r in module.A.rules), *arglists.RULES]
