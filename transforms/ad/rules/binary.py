@@ -13,7 +13,7 @@ from __future__ import annotations
 from egglog import Vec, eq, i64, ne
 
 from rewrites.terms import Args, Arr, T, args_list, dtype_of
-from transforms.ad.rule import INT, ADBook, Leading, Values, dtype, shape, zeros_like
+from transforms.ad.rule import ADBook, Leading, dtype, shape, zeros_like
 from transforms.arglists import onehot
 
 A = ADBook("binary")
@@ -141,9 +141,8 @@ A.linear("regularized_incomplete_beta", 2, _betainc_dx, math="d I_x(a, b)/dx = x
 _CASES = Leading(1)
 A.add("jvp", "select_n", "out0", "all", None, "d select_n(p, x...) = select_n(p, dx...)", _CASES, 1, _CASES,
       lambda ts, xs, outs, vals: T.select_n(Args.cons(xs[0], ts[1])))
-A.add("vjp", "select_n", "*", "one", Values(lambda p, ins, outs, i: {"case": i - 1}, case=INT),
-      "transpose of select_n(p, dx...): select_n(p, 0.., ct, ..0)", _CASES, 1, 1,
-      lambda cts, xs, outs, vals: T.select_n(Args.cons(xs[0], onehot(xs[1], vals["case"], cts[0], zeros_like(cts[0])))))
+A.add("vjp", "select_n", "*", "one", None, "transpose of select_n(p, dx...): select_n(p, 0.., ct, ..0)", _CASES, 1, 1,
+      lambda cts, xs, outs, v: T.select_n(Args.cons(xs[0], onehot(xs[1], v["index"] - 1, cts[0], zeros_like(cts[0])))))
 
 # clamp(lo, x, hi): the derivative follows whichever operand the result is (none at ties).
 A.linear("clamp", 0, lambda g, lo, x, hi, ans: _select(_and(T.gt(lo, x), T.lt(lo, hi)),
