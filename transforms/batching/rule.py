@@ -202,7 +202,7 @@ class VmapBook:
     def expansion(self, name: str, math: str, eggs: Callable[[], tuple], *, trigger: str) -> None:
         """The rules expanding a list function this module's right-hand sides build with (a start matrix from a
         list of start indices, say), built once `trigger` (an egglog name their queries need) is present."""
-        self.expansions.append(Rule.lazy(name, "vmap", EXACT, math, eggs, trigger=trigger))
+        self.expansions.append(Rule.lazy(name, "lists", EXACT, math, eggs, trigger=trigger))
 
     def elementwise(self, *prims: str, math: str, arity: int | None = None, results: int = 1,
                     variadic: bool = False, prepare: Callable[[Site, int], str | None] | None = None) -> None:
