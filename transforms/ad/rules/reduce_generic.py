@@ -8,14 +8,15 @@ operands carry zero tangents. The VJP of `reduce` runs that JVP once per reduced
 JAX has no VJP of a generic reduce_window.
 
 A reduction of n operands has 2n operands (then the n init values) and n results. One rule per slot serves every
-n: the rules match the operands, results and seeds as lists and build the reduction's operand lists with the list
-functions of `transforms.arglists` (`take`, `drop`, `concat`) and the three below, which the prelude expands:
+n: the rules match the operands, results and seeds as lists and build the reduction's operand lists (and the VJP's
+sum over results) with the list functions of `transforms.arglists` (`take`, `drop`, `concat`) and the five below,
+which the prelude expands:
 
     flat_all(xs, perm, flat, spread, along)  each x in the flat layout, broadcast along the one-hot axis m
     seeded(xs, k, hot, spread)               the tangents: `hot` for x_k, a zero of x's dtype for the others
     zeros_of(xs)                             a rank-0 zero of each x's dtype (the init values' tangents)
-    sum_from(acc, cts, j, ...)               acc + term(ct_j, j) + term(ct_j+1, j+1) + ..
-    term(ct, j, tup, n, i, flat, lead, dt)   ct_j * (result n + j of tup), converted to x_i's dtype where j != i
+    sum_from(acc, cts, j, ...)               ((acc + term(cts[0], j)) + term(cts[1], j + 1)) + ..
+    term(ct, j, tup, n, i, flat, lead, dt)   ct * (result n + j of tup), converted to x_i's dtype where j != i
 
 A reducer using primitives outside `_TANGENTS` is refused with UnsupportedPrimitive (as is the VJP of an init
 value, or of a generic reduce_window).
