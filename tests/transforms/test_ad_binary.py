@@ -65,6 +65,9 @@ SPECS = [
          [Dom(M34, dtype="int32", values=(0, 1, 2)), Dom(M34), Dom(M34), Dom(M34)]),
     Spec("select_n-4way", lambda p, x, y, z, w: lax.select_n(p, x, y, z, w),
          [Dom(M34, dtype="int32", values=(0, 1, 2, 3)), Dom(M34), Dom(M34), Dom(M34), Dom(M34)]),
+    Spec("select_n-7way", lambda p, *cases: lax.select_n(p, *cases),  # past the old limit of 4 cases
+         [Dom(M34, dtype="int32", values=tuple(range(7))), *[Dom(M34)] * 7]),
+    Spec("select_n-1way", lambda p, x: lax.select_n(p, x), [Dom(M34, dtype="bool", values=(False,)), Dom(M34)]),
     Spec("select_n-scalar-predicate", lambda p, x, y: lax.select_n(p, x, y),
          [Dom((), dtype="bool", values=(False, True)), Dom(M34), Dom(M34)]),
     Spec("clamp", lambda lo, x, hi: lax.clamp(lo, x, hi),

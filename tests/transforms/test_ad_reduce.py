@@ -13,8 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ir import lax
+from ir import dtypes, lax
+from ir.core import ShapedArray
 from ir.errors import UnsupportedPrimitive
+from ir.tracing import bind, literal, trace_flat
 from tests.transforms.ad_helpers import (
     CONFIG_EXAMPLES,
     SPEC_EXAMPLES,
@@ -29,7 +31,6 @@ from tests.transforms.ad_helpers import (
     vjp_eval,
 )
 from transforms.ad import api
-from transforms.ad.rules import reduce as reduce_rules
 
 INF = float("inf")
 WITH_ZEROS = (0.0, 0.0, 0.5, -1.5, 2.0, 1.25)  # products with zero, one and several zeros among the draws
@@ -37,6 +38,19 @@ WITH_ZEROS = (0.0, 0.0, 0.5, -1.5, 2.0, 1.25)  # products with zero, one and sev
 
 def _sum_and_prod(a, b):
     return lax.add(a[0], b[0]), lax.mul(a[1], b[1])
+
+
+def _sums_and_products(a, b):
+    """A reducer of six operands (one rule serves any count; there were rules for up to 4)."""
+    return tuple(lax.add(a[k], b[k]) if k % 2 == 0 else lax.mul(a[k], b[k]) for k in range(6))
+
+
+def _reduce_window_of_six(xs):
+    """A variadic reduce_window of six operands, 2x2 windows (ir.lax.reduce_window takes one operand)."""
+    jaxpr, _ = trace_flat(lambda *v: list(_sums_and_products(v[:6], v[6:])), [ShapedArray((), dtypes.float64)] * 12)
+    inits = [literal(v, dtypes.float64) for v in (0.0, 1.0) * 3]
+    return bind("reduce_window", *xs, *inits, base_dilation=(1, 1), consts=(), jaxpr=jaxpr, padding=((0, 0), (0, 0)),
+                window_dilation=(1, 1), window_dimensions=(2, 2), window_strides=(1, 1))
 
 
 def _window_max(x):
@@ -95,6 +109,8 @@ SPECS = [
          [Dom((2, 3, 2)), Dom((2, 3, 2), values=WITH_ZEROS)]),
     Spec("reduce/one-operand", lambda x: lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.mul(b, b)), (0,)),
          [Dom((4, 3))]),
+    Spec("reduce/6-operands", lambda *xs: lax.reduce(xs, (0.0, 1.0) * 3, _sums_and_products, (1,)),
+         [Dom((3, 4))] * 6),
     Spec("reduce/max-with-index", lambda x: lax.reduce((x, lax.broadcasted_iota("int32", (3, 4), 1)),
                                                        (-INF, np.int32(0)), _max_with_index, (1,))[0],
          [Dom((3, 4))]),
@@ -109,6 +125,7 @@ test_spec = spec_test(SPECS)
 GENERIC_WINDOWS = [  # no VJP in JAX: only the JVP is checked
     Spec("reduce_window/mul", lambda x: lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 1), "VALID"),
          [Dom((3, 4))]),
+    Spec("reduce_window/6-operands", lambda *xs: _reduce_window_of_six(xs), [Dom((3, 4))] * 6),
     Spec("reduce_window/max-from-zero", lambda x: lax.reduce_window(x, 0.0, lax.max, (2, 1), (1, 1), "SAME"),
          [Dom((3, 4))]),
 ]
@@ -243,15 +260,13 @@ UNSUPPORTED = [
     ("reduce_window_max", "vjp", lambda x: lax.reduce_window(x, -INF, lax.max, (2,), (1,), "VALID", (2,))),
     ("reduce_window", "vjp", lambda x: lax.reduce_window(x, 1.0, lax.mul, (2,), (1,), "VALID")),
     ("sin", "jvp", lambda x: lax.reduce(x, 0.0, lambda a, b: lax.add(a, lax.sin(b)), (0,))),
-    ("reduce", "jvp", lambda x: lax.reduce((x,) * (reduce_rules.MAX_VARIADIC + 1), (0.0,) * (
-        reduce_rules.MAX_VARIADIC + 1), lambda a, b: tuple(map(lax.add, a, b)), (0,))[0]),
 ]
 
 
 @pytest.mark.parametrize(("name", "mode", "fn"), UNSUPPORTED, ids=[f"{n}-{m}" for n, m, _ in UNSUPPORTED])
 def test_unsupported_cases_raise_naming_the_primitive(name, mode, fn):
     """Dilated max windows in reverse mode (JAX too), generic reduce_window VJP (JAX has none), reducers
-    outside the tangent table, too many operands: a clear error at build time, not a wrong answer."""
+    outside the tangent table: a clear error at build time, not a wrong answer."""
     x = np.arange(4.0)
     closed = program_of(Spec("", fn, [Dom((4,))]), [x])
     with pytest.raises(UnsupportedPrimitive, match=name):

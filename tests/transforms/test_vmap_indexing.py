@@ -8,19 +8,16 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ir import lax, make_jaxpr
-from ir.errors import UnsupportedPrimitive
 from ir.tracing import bind
 from rewrites.options import Options
 from tests.transforms.ad_helpers import CONFIG_EXAMPLES, Dom, Spec
 from tests.transforms.test_ad_indexing import SDN, X, gather_configs, idx
 from tests.transforms.test_ad_indexing import SPECS as AD_SPECS
 from tests.transforms.vmap_helpers import Config, assert_oracle, batched_program, check_config, configs, vmap_spec_tests
-from transforms.batching.rules import indexing as indexing_rules
 
 M = lax.GatherScatterMode
 I32 = dict(dtype="int32", values=(-9, -1, 0, 2, 7, 7))
@@ -54,7 +51,7 @@ SPECS = [
          [Dom((3, 4), **I32), idx((4, 1), range(-1, 4)), Dom((4, 4), **I32)]),
     Spec("scatter-max/int-points", lambda x, i, u: lax.scatter_max(x, i, u, SDN((), (0,), (0,)), mode=M.CLIP),
          [Dom((5,), **I32), idx((3, 1), range(-2, 7)), Dom((3,), **I32)]),
-    # dynamic_slice / dynamic_update_slice: every rank of the rules, starts clamped, int64 starts
+    # dynamic_slice / dynamic_update_slice: ranks 1-5 (one rule for any rank), starts clamped, int64 starts
     Spec("dynamic_slice/1d", lambda x, i: dynamic_slice(x, i, sizes=(2,)), [Dom((5,)), idx((), range(-2, 7))]),
     Spec("dynamic_slice/2d", lambda x, i, j: dynamic_slice(x, i, j, sizes=(2, 3)),
          [X, idx((), range(-2, 5)), idx((), range(-2, 6))]),
@@ -67,6 +64,10 @@ SPECS = [
          [Dom((5,)), Dom((2,)), idx((), range(-2, 7))]),
     Spec("dynamic_update_slice/2d", lambda x, u, i, j: dynamic_update_slice(x, u, i, j),
          [X, Dom((2, 2)), idx((), range(-2, 5)), idx((), range(-2, 6))]),
+    Spec("dynamic_slice/5d", lambda x, i, j: dynamic_slice(x, i, j, i, j, i, sizes=(1, 2, 1, 2, 1)),
+         [Dom((2, 3, 2, 3, 2)), idx((), range(-1, 4)), idx((), range(-1, 4))]),
+    Spec("dynamic_update_slice/5d", lambda x, u, i, j: dynamic_update_slice(x, u, i, j, i, j, i),
+         [Dom((2, 3, 2, 3, 2)), Dom((1, 2, 1, 2, 1)), idx((), range(-1, 4)), idx((), range(-1, 4))]),
     Spec("dynamic_update_slice/3d-bool", lambda x, u, i, j, k: dynamic_update_slice(x, u, i, j, k),
          [Dom((2, 3, 2), dtype="bool", values=(False, True)), Dom((1, 2, 2), dtype="bool", values=(True,)),
           *[idx((), range(-1, 4))] * 3]),
@@ -150,23 +151,29 @@ def test_unbatched_indices_of_a_scatter_are_not_broadcast():
     assert scatter.params["dimension_numbers"].update_window_dims == (0, 2)
 
 
-# --- the rules' limits ------------------------------------------------------------------------------------------
+# --- any operand count -------------------------------------------------------------------------------------------
 
 
-RANK, I0 = indexing_rules.RANKS.stop, np.int32(0)
+def test_rank_5_unbatched_starts_keep_the_op():
+    """The cheaper forms hold for any rank too (the rules covered ranks 1-4): with every start unbatched, the op
+    itself with a leading start 0; with the operand unbatched, a gather from it."""
+    x, i = np.ones((2, 3, 2, 3, 2)), np.int32(1)
+    program = _program(lambda x, i: dynamic_slice(x, *[i] * 5, sizes=(1,) * 5), [x, i], (0, None))
+    [ds] = _eqns(program, "dynamic_slice")
+    assert ds.params["slice_sizes"] == (3, 1, 1, 1, 1, 1) and not _eqns(program, "gather")
+    program = _program(lambda x, u, i: dynamic_update_slice(x, u, *[i] * 5), [x, np.ones((1,) * 5), i],
+                       (None, 0, None))
+    assert _eqns(program, "dynamic_update_slice") and not _eqns(program, "scatter")
+    program = _program(lambda x, i: dynamic_slice(x, *[i] * 5, sizes=(1,) * 5), [x, i], (None, 0))
+    [gather] = _eqns(program, "gather")
+    assert gather.invars[0].aval.shape == x.shape
 
 
-@pytest.mark.parametrize("prim, fn, args", [
-    ("dynamic_slice", lambda x, i: dynamic_slice(x, *[i] * RANK, sizes=(1,) * RANK), [np.ones((2,) * RANK), I0]),
-    ("dynamic_update_slice", lambda x, i: dynamic_update_slice(x, x, *[i] * RANK), [np.ones((1,) * RANK), I0]),
-])
-def test_beyond_the_rules_is_unsupported(prim, fn, args):
-    """Rules cover operand ranks `RANKS`: beyond, a clear error naming the primitive when the batched program is
-    built, never a wrong answer."""
-    closed = make_jaxpr(fn)(*args)
-    config = Config((0, *[None] * (len(args) - 1)), (0,) * len(closed.out_avals), 2)
-    with pytest.raises(UnsupportedPrimitive, match=prim):
-        batched_program(closed, config)
+def test_some_starts_unbatched_use_the_start_matrix():
+    """Where only some starts are materialized, no variant applies: the gather of the whole start matrix."""
+    x, i = np.ones((2, 3, 2)), np.int32(1)
+    program = _program(lambda x, i, j: dynamic_slice(x, i, j, i, sizes=(1, 2, 1)), [x, i, i], (0, 0, None))
+    assert _eqns(program, "gather") and not _eqns(program, "dynamic_slice")
 
 
 def test_sort_of_many_operands():

@@ -37,6 +37,7 @@ CONTROL_JVP = {**control.JVP_RULES, **custom.JVP_RULES}
 CONTROL_VJP = {**control.VJP_RULES, **custom.VJP_RULES}
 
 _ZERO = B.function("zero")
+_VINT = B.function("vint")  # the index of a "*"/"out*" entry's slot, in front of its values
 _NODE = {"jvp": B.function("jvp_of"), "vjp": B.function("vjp_of")}
 
 ELEMENTWISE = frozenset(primitives_with("elementwise"))
@@ -83,8 +84,10 @@ class Builder:
         """The `<mode>_of` node of `entry` for `eqn`, its values computed from the equation (and from the
         operand or result `index` for an entry of any slot)."""
         context = [eqn.params, [x.aval for x in eqn.invars], [v.aval for v in eqn.outvars]]
-        values = self.values.list_of(f"{mode} {entry.tag}", entry.values, *context,
-                                         *([index] if entry.slot.endswith("*") else []))
+        any_slot = entry.slot.endswith("*")
+        values = self.values.list_of(f"{mode} {entry.tag}", entry.values, *context, *([index] if any_slot else []))
+        if any_slot:
+            values = _VINT(B.int(index), values)
         primals = B.args([self.atom(x) for x in eqn.invars])
         outs = B.args([self.env[id(v)].egg for v in eqn.outvars])
         return _NODE[mode](entry.tag, values, primals, outs, B.args(seeds))

@@ -17,12 +17,14 @@ Entry kinds (the lambda's arguments: the seed, the operands, the result(s), then
                          f(cts, primals, outs, **values)
     jvp_linear(prim, is)  the op is linear in those operands: the op itself applied to the tangent
     add(...)             the general form the others are made of (several results, several seeds, any
-                         operand "*" or result "out*" of a variadic primitive, lists matched whole)
+                         operand "*" or result "out*" of a variadic primitive, lists matched whole or
+                         as their first elements and the rest, `Leading(k)`)
 Results that never carry a tangent (floor, sign, comparisons, argmax, ...) need no entry: the builder skips
 the primitives with the catalogue trait `zero_derivative` (ir/primitives).
-Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `arities=` (one rule per operand
-count, where a rule names each operand), `variant=` (several rules of one slot); inside a lambda
-`require(fact)`.
+Keywords: `when=` (facts a rule's query adds: a dispatch on dtypes), `variant=` (several rules of one
+slot); inside a lambda `require(fact)`. A variadic primitive's entries are `add`s matching its lists whole or
+by their first elements (`Leading`), one rule whatever the count; where a right-hand side needs a list as long
+as the operands', it builds it with list functions the prelude expands (`transforms.arglists`, `expansion`).
 
 What a rule needs beyond the operands' values (a kept-axes list, an inverse permutation, the params of a
 node it builds) the builder computes from the equation and the node carries as typed children: `values=`
@@ -30,7 +32,9 @@ declares each value's type once (`INTS` Vec[i64], `INT` i64, `STR` String, `para
 for a `<prim>` node the rule builds, one value per keyword field, passed on as `**value`) with a function
 of (params, operand avals, result avals) giving them by name (and the slot's index for a "*"/"out*"
 entry); the rule's left-hand side matches them and its lambda takes them as keyword arguments. Every rule
-of one slot reads the same values (one node serves them).
+of one slot reads the same values (one node serves them). The node of a "*"/"out*" entry holds the slot's
+index in front of its values, and the lambda gets it as `index`: results that read the same values then
+share one values list, so a params value holding a jaxpr (reduce's) is written once, not once per result.
 `shape(x)`, `dtype(x)` and `zeros_like(x)` read the shape analysis in the rule's query, for a rule's
 operands, results and seeds only: on a term the rule itself builds they add a fact that never holds (the
 analysis has not seen that term when the query runs), and the rule silently never fires; what such a term
@@ -48,7 +52,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from egglog import String, eq, rewrite, var
+from egglog import String, eq, i64, rewrite, var
 
 from ir.errors import UnsupportedPrimitive
 from ir.primitives import primitives_with
@@ -59,6 +63,7 @@ from transforms.rulebook import (
     INT,
     INTS,
     STR,
+    Vals,
     Values,
     collecting,
     dtype,
@@ -68,7 +73,7 @@ from transforms.rulebook import (
     value_pattern,
 )
 
-__all__ = ["INT", "INTS", "STR", "ADBook", "Values", "dtype", "params", "require", "shape", "zeros_like"]
+__all__ = ["INT", "INTS", "STR", "ADBook", "Leading", "Values", "dtype", "params", "require", "shape", "zeros_like"]
 
 
 @dataclass(frozen=True)
@@ -138,14 +143,19 @@ class ADBook:
     def __init__(self, category: str):
         self.category = category
         self.entries: list[ADRule] = []
+        self.expansions: list[Rule] = []
 
     @property
     def rules(self) -> list[Rule]:
-        return [e.rule for e in self.entries]
+        return [*(e.rule for e in self.entries), *self.expansions]
+
+    def expansion(self, name: str, math: str, eggs: Callable[[], tuple], *, trigger: str) -> None:
+        """The rules expanding a list function this module's right-hand sides build with (as
+        `transforms.arglists` does for the common ones), built once `trigger` (its egglog name) is present."""
+        self.expansions.append(Rule.lazy(name, "lists", EXACT, math, eggs, trigger=trigger))
 
     # Keywords of the per-operand entries: `when(*operands, ans)` returns extra facts for the rule's query (a
-    # dispatch on dtypes, say); `arities` makes one rule per operand count for variadic primitives
-    # (f then takes the operands as *args); `variant` names one of several rules for the same slot.
+    # dispatch on dtypes, say); `variant` names one of several rules for the same slot.
 
     def linear(self, prim: str, i: int, f: Callable, *, math: str, values: Values | None = None, **kw) -> None:
         self._per_operand("jvp", prim, i, f, math, values, **kw)
@@ -158,12 +168,10 @@ class ADBook:
         self._per_operand("vjp", prim, i, f, math, values, **kw)
 
     def jvp_whole(self, prim: str, f: Callable, *, arity: int, results: int = 1, math: str,
-                  values: Values | None = None, arities: Sequence[int] = ()) -> None:
-        for n in arities or (arity,):
-            for j in range(results):
-                self.add("jvp", prim, f"out{j}", "all", values, math, n, results, n,
-                          lambda seeds, xs, outs, vals, j=j: f(seeds, xs, outs, **vals)[j],
-                          suffix=f"-{n}" if arities else "")
+                  values: Values | None = None) -> None:
+        for j in range(results):
+            self.add("jvp", prim, f"out{j}", "all", values, math, arity, results, arity,
+                     lambda seeds, xs, outs, vals, j=j: f(seeds, xs, outs, **vals)[j])
 
     def vjp_whole(self, prim: str, i: int, f: Callable, *, arity: int, results: int, math: str,
                   values: Values | None = None) -> None:
@@ -192,10 +200,9 @@ class ADBook:
             self._per_operand("jvp", prim, i, f, math, None)
 
     def _per_operand(self, mode, prim, i, f, math, values, *, when: Callable | None = None,
-                     arities: Sequence[int] = (), variant: str = "") -> None:
+                     variant: str = "") -> None:
         positional = [p for p in inspect.signature(f).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        counts = arities or (len(positional) - 2,)
 
         def build(seeds, xs, outs, vals):
             if when is not None:
@@ -203,18 +210,22 @@ class ADBook:
                     require(fact)
             return f(seeds[0], *xs, outs[0], **vals)
 
-        for n in counts:
-            suffix = "".join(f"-{part}" for part in (variant, str(n) if arities else "") if part)
-            self.add(mode, prim, str(i), "one", values, math, n, 1, 1, build, suffix=suffix)
+        self.add(mode, prim, str(i), "one", values, math, len(positional) - 2, 1, 1, build,
+                 suffix=f"-{variant}" if variant else "")
 
     def add(self, mode, prim, slot, seeds, values, math, n_primals, n_outs, n_seeds, build, suffix="") -> None:
         """The general entry the others are made of: a rule rewriting `<mode>_of("prim:slot", values...,
         primals, outs, seeds)` into `build(seeds, xs, outs, vals)`, `vals` the values by name. Each of
         `n_primals`, `n_outs`, `n_seeds` is a count (that many pattern variables, a list) or None (the whole
         list as one `Args` variable, any length: variadic primitives). `seeds`: see `ADRule`; `suffix`
-        tells apart several rules of one slot. The rule is built when a program first needs it (`Rule.lazy`)."""
+        tells apart several rules of one slot. A count may also be `Leading(k)`: k pattern variables, then the rest
+        of the list as one `Args` variable (dynamic_slice's operand and its start indices, select_n's predicate and
+        its cases), whatever the list's length. The rule is built when a program first needs it (`Rule.lazy`)."""
         def egg():
             pattern, vals = value_pattern(values)
+            if slot.endswith("*"):  # the node holds the slot's index in front of the values
+                vals["index"] = var("index", i64)
+                pattern = Vals.of_int(vals["index"], pattern)
             xs, outs, gs = (_operands(name, n) for name, n in (("x", n_primals), ("o", n_outs), ("g", n_seeds)))
             node = (jvp_of if mode == "jvp" else vjp_of)(
                 String(f"{prim}:{slot}"), pattern, *(_as_args(v) for v in (xs, outs, gs)))
@@ -236,10 +247,29 @@ class ADBook:
         self.entries.append(entry)
 
 
-def _operands(name: str, n: int | None) -> list[Arr] | Args:
-    """`n` pattern variables, or one `Args` variable for the whole list (n None)."""
-    return var(f"{name}s", Args) if n is None else [var(f"{name}{j}", Arr) for j in range(n)]
+@dataclass(frozen=True)
+class Leading:
+    """A list pattern of any length: its first `count` elements named, the rest one `Args` variable; the rule's
+    lambda gets `[x0, .., x<count-1>, rest]`."""
+
+    count: int
 
 
-def _as_args(xs: list[Arr] | Args) -> Args:
-    return xs if isinstance(xs, Args) else args_list(xs)
+def _operands(name: str, n: int | Leading | None) -> list | Args:
+    """`n` pattern variables, one `Args` variable for the whole list (n None), or the first `n.count` and the rest."""
+    if n is None:
+        return var(f"{name}s", Args)
+    if isinstance(n, Leading):
+        return [*(var(f"{name}{j}", Arr) for j in range(n.count)), var(f"{name}_rest", Args)]
+    return [var(f"{name}{j}", Arr) for j in range(n)]
+
+
+def _as_args(xs: list | Args) -> Args:
+    if isinstance(xs, Args):
+        return xs
+    if xs and isinstance(xs[-1], Args):
+        out = xs[-1]
+        for x in reversed(xs[:-1]):
+            out = Args.cons(x, out)
+        return out
+    return args_list(xs)

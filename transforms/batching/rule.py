@@ -192,10 +192,16 @@ class VmapBook:
     def __init__(self, category: str):
         self.category = category
         self.entries: list[VmapRule] = []
+        self.expansions: list[Rule] = []
 
     @property
     def rules(self) -> list[Rule]:
-        return [r for e in self.entries for r in e.rules]
+        return [*(r for e in self.entries for r in e.rules), *self.expansions]
+
+    def expansion(self, name: str, math: str, eggs: Callable[[], tuple], *, trigger: str) -> None:
+        """The rules expanding a list function this module's right-hand sides build with (a start matrix from a
+        list of start indices, say), built once `trigger` (an egglog name their queries need) is present."""
+        self.expansions.append(Rule.lazy(name, "lists", EXACT, math, eggs, trigger=trigger))
 
     def elementwise(self, *prims: str, math: str, arity: int | None = None, results: int = 1,
                     variadic: bool = False, prepare: Callable[[Site, int], str | None] | None = None) -> None:
@@ -275,8 +281,9 @@ class VmapBook:
         form where a query can tell it applies (e.g. an operand that only materializes an unbatched
         value). The e-graph holds both forms; extraction picks."""
         entry = BATCH[prim][flags]
-        more = self._rules(prim, flags, len(flags), "*" if entry.each_result else entry.results, entry.values, f,
-                           math, f"-{name}")
+        n = 1 if entry.own else None if flags.endswith("*") else len(flags)
+        more = self._rules(prim, flags, n, "*" if entry.each_result else entry.results, entry.values, f, math,
+                           f"-{name}")
         grown = replace(entry, rules=entry.rules + tuple(more))
         BATCH[prim][flags] = grown
         self.entries = [grown if e is entry else e for e in self.entries]

@@ -5,12 +5,14 @@ added here, to the imports and to `FAMILIES`, in rule order."""
 # Imported in rule order: each family fills the JVP/VJP tables of transforms.ad.rule as it loads.
 # isort: off
 from transforms.ad.rules import zeros
-from transforms.ad.rules import (unary, binary, shape, reduce, indexing, dot_conv, linalg, linalg_decomp, fft,
-                                 random)
+from transforms.ad.rules import (unary, binary, shape, reduce, reduce_generic, indexing, dot_conv, linalg,
+                                 linalg_decomp, fft, random)
 # isort: on
+from transforms import arglists
 
-FAMILIES = (unary, binary, shape, reduce, indexing, dot_conv, linalg, linalg_decomp, fft, random)
+FAMILIES = (unary, binary, shape, reduce, reduce_generic, indexing, dot_conv, linalg, linalg_decomp, fft, random)
 
 
 def rule_list() -> list:
-    return [*zeros.RULES, *(r for module in FAMILIES for r in module.A.rules)]
+    """The symbolic-zero rules, every family's rules, then the list functions some of them build with."""
+    return [*zeros.RULES, *(r for module in FAMILIES for r in module.A.rules), *arglists.RULES]

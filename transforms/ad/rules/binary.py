@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from egglog import Vec, eq, i64, ne
 
-from rewrites.terms import Arr, T, args_list, dtype_of
-from transforms.ad.rule import ADBook, dtype, shape, zeros_like
+from rewrites.terms import Args, Arr, T, args_list, dtype_of
+from transforms.ad.rule import ADBook, Leading, dtype, shape, zeros_like
+from transforms.arglists import onehot
 
 A = ADBook("binary")
 EMPTY = Vec[i64].empty()
@@ -135,23 +136,13 @@ A.linear("regularized_incomplete_beta", 2, _betainc_dx, math="d I_x(a, b)/dx = x
 
 # --- selection ----------------------------------------------------------------------------------------
 
-SELECT_CASES = (2, 3, 4)  # select_n arities with rules (a bool predicate picks of 2, an int one of more)
-A.jvp_whole("select_n", lambda ts, xs, outs: [_select(xs[0], *ts[1:])], arity=3,
-            arities=tuple(n + 1 for n in SELECT_CASES), math="d select_n(p, x...) = select_n(p, dx...)")
-
-
-def _select_transpose(k: int):
-    """Case k's cotangent: ct where the predicate picks case k, else 0."""
-    def f(ct, p, *rest):
-        n = len(rest) - 1
-        zeros = zeros_like(ct)
-        return _select(p, *([zeros] * (k - 1) + [ct] + [zeros] * (n - k)))
-    return f
-
-
-for _k in range(1, max(SELECT_CASES) + 1):
-    A.vjp("select_n", _k, _select_transpose(_k), arities=tuple(n + 1 for n in SELECT_CASES if n >= _k),
-          math="transpose of select_n(p, dx...): select_n(p, 0.., ct, ..0)")
+# Any number of cases, one rule per slot: the patterns match the predicate and the cases as one list; case k's
+# cotangent is built from that list (`onehot`: as many entries as cases).
+_CASES = Leading(1)
+A.add("jvp", "select_n", "out0", "all", None, "d select_n(p, x...) = select_n(p, dx...)", _CASES, 1, _CASES,
+      lambda ts, xs, outs, vals: T.select_n(Args.cons(xs[0], ts[1])))
+A.add("vjp", "select_n", "*", "one", None, "transpose of select_n(p, dx...): select_n(p, 0.., ct, ..0)", _CASES, 1, 1,
+      lambda cts, xs, outs, v: T.select_n(Args.cons(xs[0], onehot(xs[1], v["index"] - 1, cts[0], zeros_like(cts[0])))))
 
 # clamp(lo, x, hi): the derivative follows whichever operand the result is (none at ties).
 A.linear("clamp", 0, lambda g, lo, x, hi, ans: _select(_and(T.gt(lo, x), T.lt(lo, hi)),

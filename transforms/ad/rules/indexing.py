@@ -18,9 +18,10 @@ indices give JAX's results:
   for its in-range indices); their VJPs scatter-add the cotangents back (the gathers' transposes).
 
 Primitives with variadic operands (dynamic_slice, dynamic_update_slice: one index per axis; sort) get one
-entry per operand count (`_counted`; `ADBook.jvp`/`vjp` take one count only); other counts raise
-UnsupportedPrimitive when the derivative is built. Entries that depend on a param value (scatter's
-`unique_indices`) are two rules on one slot, each requiring the value it handles (`_require`).
+rule per slot whatever their operand count: the patterns match the start indices, or sort's operands, as one
+`Args` list (`Leading`), and sort's JVP sorts an iota appended to that list (`transforms.arglists.snoc`).
+Entries that depend on a param value (scatter's `unique_indices`) are two rules on one slot, each requiring the
+value it handles (`_require`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from egglog import Vec, eq, i64
 from ir import dtypes, lax
 from ir.errors import UnsupportedPrimitive
 from ir.params import as_ints
-from rewrites.terms import Arr, T, args_list, get
-from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params, require, zeros_like
+from rewrites.terms import Args, Arr, T, args_list, get
+from transforms.ad.rule import INT, INTS, STR, ADBook, Leading, Values, params, require, zeros_like
 from transforms.ad.rules.indexing_params import (
     FILL_OR_DROP,
     PROMISE,
@@ -44,12 +45,10 @@ from transforms.ad.rules.indexing_params import (
     scatter_add_params,
     scatter_dn,
 )
+from transforms.ad.terms import zero
+from transforms.arglists import snoc
 
 A = ADBook("indexing")
-# Operand ranks of dynamic_slice / dynamic_update_slice and operand counts of sort with rules (one rule per
-# count and slot: each costs every derivative program some matching time, so common counts only).
-RANKS = range(1, 5)
-SORT_OPERANDS = range(1, 5)
 EMPTY = Vec[i64].empty()
 
 
@@ -78,15 +77,6 @@ def _select(pred: Arr, on_true: Arr, on_false: Arr) -> Arr:
 
 def _full(value: float, dt, shape) -> Arr:
     return T.broadcast_in_dim(Arr.scalar(value, dt), shape, EMPTY)
-
-
-def _checked(prim: str, counts: range, count: Callable[[list, list], int]) -> Callable:
-    def check(ins, outs) -> None:
-        if count(ins, outs) not in counts:
-            raise UnsupportedPrimitive(prim, f"AD rule for {count(ins, outs)} operands/axes "
-                                             f"(rules cover {counts.start}..{counts.stop - 1})",
-                                       "transforms/ad/rules/indexing.py")
-    return check
 
 
 # --- params of the nodes the rules build ------------------------------------------------------------
@@ -132,52 +122,27 @@ A.vjp("gather", 0, lambda ct, x, idx, ans, *, scatter: T.scatter_add(zeros_like(
 
 
 # --- dynamic_slice, dynamic_update_slice ------------------------------------------------------------
+# One rule per slot whatever the operand's rank: the pattern names the operand (and the update) and matches the
+# start indices, one per axis, as the rest of the list.
 
-_rank_of_operand = _checked("dynamic_slice", RANKS, lambda ins, outs: ins[0].ndim)
-_rank_of_result = _checked("dynamic_update_slice", RANKS, lambda ins, outs: outs[0].ndim)
-
-
-def _own_params(check: Callable) -> Values:
-    def fn(p, ins, outs):
-        check(ins, outs)
-        return {"own": dict(p)}
-    return Values(fn, own=params("dynamic_slice"))
-
-
-def _update_sizes(p, ins, outs):
-    _rank_of_result(ins, outs)
-    return {"slice": {"slice_sizes": tuple(ins[1].shape)}}
-
-
-def _just_check(check: Callable) -> Values:
-    return Values(lambda p, ins, outs: check(ins, outs) or {})
-
-
-_SLICE_OWN = _own_params(_rank_of_operand)
-_SLICE_CHECK = _just_check(_rank_of_operand)
-_UPDATE_CHECK = _just_check(_rank_of_result)
-_UPDATE_SLICE = Values(_update_sizes, slice=params("dynamic_slice"))
-for _r in RANKS:
-    _counted("jvp", "dynamic_slice", "0", False, 1 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[1:]]), **vals["own"]),
-             _SLICE_OWN,
-             "d dynamic_slice(x, i..) = dynamic_slice(dx, i..) (linear)", f"-{_r}")
-    _counted("vjp", "dynamic_slice", "0", False, 1 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_update_slice(args_list([zeros_like(xs[0]), seeds[0], *xs[1:]])),
-             _SLICE_CHECK,
-             "dynamic_slice(x, i..)^T ct = dynamic_update_slice(zeros, ct, i..)", f"-{_r}")
-    _counted("jvp", "dynamic_update_slice", "out0", True, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_update_slice(args_list([*seeds[:2], *xs[2:]])),
-             _UPDATE_CHECK,
-             "d dynamic_update_slice(x, u, i..) = dynamic_update_slice(dx, du, i..) (linear in x and u)", f"-{_r}")
-    _counted("vjp", "dynamic_update_slice", "0", False, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_update_slice(args_list([seeds[0], zeros_like(xs[1]), *xs[2:]])),
-             _UPDATE_CHECK,
-             "dynamic_update_slice(x, u, i..)^T ct for x = dynamic_update_slice(ct, zeros like u, i..)", f"-{_r}")
-    _counted("vjp", "dynamic_update_slice", "1", False, 2 + _r, 1,
-             lambda seeds, xs, outs, vals: T.dynamic_slice(args_list([seeds[0], *xs[2:]]), **vals["slice"]),
-             _UPDATE_SLICE,
-             "dynamic_update_slice(x, u, i..)^T ct for u = dynamic_slice(ct, i.., u.shape)", f"-{_r}")
+_SLICE_OWN = Values(lambda p, ins, outs: {"own": dict(p)}, own=params("dynamic_slice"))
+_UPDATE_SLICE = Values(lambda p, ins, outs: {"slice": {"slice_sizes": tuple(ins[1].shape)}},
+                       slice=params("dynamic_slice"))
+_ONE, _TWO = Leading(1), Leading(2)
+A.add("jvp", "dynamic_slice", "0", "one", _SLICE_OWN, "d dynamic_slice(x, i..) = dynamic_slice(dx, i..) (linear)",
+      _ONE, 1, 1, lambda seeds, xs, outs, vals: T.dynamic_slice(Args.cons(seeds[0], xs[1]), **vals["own"]))
+A.add("vjp", "dynamic_slice", "0", "one", None, "dynamic_slice(x, i..)^T ct = dynamic_update_slice(zeros, ct, i..)",
+      _ONE, 1, 1, lambda seeds, xs, outs, vals: T.dynamic_update_slice(
+          Args.cons(zeros_like(xs[0]), Args.cons(seeds[0], xs[1]))))
+A.add("jvp", "dynamic_update_slice", "out0", "all", None,
+      "d dynamic_update_slice(x, u, i..) = dynamic_update_slice(dx, du, i..) (linear in x and u)", _TWO, 1, _TWO,
+      lambda seeds, xs, outs, vals: T.dynamic_update_slice(Args.cons(seeds[0], Args.cons(seeds[1], xs[2]))))
+A.add("vjp", "dynamic_update_slice", "0", "one", None,
+      "dynamic_update_slice(x, u, i..)^T ct for x = dynamic_update_slice(ct, zeros like u, i..)", _TWO, 1, 1,
+      lambda seeds, xs, outs, vals: T.dynamic_update_slice(Args.cons(seeds[0], Args.cons(zeros_like(xs[1]), xs[2]))))
+A.add("vjp", "dynamic_update_slice", "1", "one", _UPDATE_SLICE,
+      "dynamic_update_slice(x, u, i..)^T ct for u = dynamic_slice(ct, i.., u.shape)", _TWO, 1, 1,
+      lambda seeds, xs, outs, vals: T.dynamic_slice(Args.cons(seeds[0], xs[2]), **vals["slice"]))
 
 
 # --- scatter-add, scatter-sub -----------------------------------------------------------------------
@@ -378,44 +343,43 @@ def _along_axis(shape, axis: int, dt) -> tuple:
             scatter_add_params(scatter_dn(dn), dt, PROMISE))
 
 
-_sort_count = _checked("sort", SORT_OPERANDS, lambda ins, outs: len(ins))
-
-
 @cache
-def _sort_values(i: int | None) -> Values:
-    """The iota sorted along (JAX's unsigned index dtype); the gather by the sorted iota for the JVP
-    (`i` None) or, for operand i's VJP, its transpose; the indices' shape with a trailing axis; its axes."""
-    def values(p, ins, outs):
-        _sort_count(ins, outs)
+def _sort_values(mode: str) -> Values:
+    """The iota sorted along (JAX's unsigned index dtype), the operand count, the gather by the sorted iota for
+    the JVP (`mode` "jvp", the same for every result) or, for operand i's VJP, its transpose and operand i's
+    shape and dtype (its zero cotangent); the indices' shape with a trailing axis; its axes."""
+    def values(p, ins, outs, i):
         shape, axis = ins[0].shape, int(p["dimension"])
         index_dtype = dtypes.uint64 if max(shape, default=0) > 2 ** 32 - 1 else dtypes.uint32
         iota = {"dimension": axis, "dtype": index_dtype, "shape": tuple(shape), "sharding": None}
-        read, idx_shape, back = _along_axis(shape, axis, ins[i or 0].dtype)
-        return {"iota": iota, "by": read if i is None else back, "idx_shape": idx_shape,
-                "dims": tuple(range(len(shape)))}
-    return Values(values, iota=params("iota"), by=params("gather" if i is None else "scatter-add"), idx_shape=INTS,
-                  dims=INTS)
+        x = ins[0 if mode == "jvp" else i]
+        read, idx_shape, back = _along_axis(shape, axis, x.dtype)
+        found = {"iota": iota, "count": len(ins), "by": read if mode == "jvp" else back, "idx_shape": idx_shape,
+                 "dims": tuple(range(len(shape)))}
+        return found if mode == "jvp" else {**found, "shape": x.shape, "dt": x.dtype.name}
+    by = params("gather" if mode == "jvp" else "scatter-add")
+    common = {"iota": params("iota"), "count": INT, "by": by, "idx_shape": INTS, "dims": INTS}
+    return Values(values, **common) if mode == "jvp" else Values(values, **common, shape=INTS, dt=STR)
 
 
 def _sort_indices(xs, outs, vals) -> Arr:
-    """JAX's `_sort_jvp`: sort an iota along with the operands; its result with a trailing index axis."""
+    """JAX's `_sort_jvp`: sort an iota along with the operands (the same params: `num_keys` keeps it out of the
+    keys); its result with a trailing index axis."""
     s = T.params("sort", "own")
-    require(eq(outs[0]).to(get(T.sort(args_list(xs), **s), 0)))
-    perm = get(T.sort(args_list([*xs, T.iota(**vals["iota"])]), **s), len(xs))
+    require(eq(outs[0]).to(get(T.sort(xs, **s), 0)))
+    perm = get(T.sort(snoc(xs, T.iota(**vals["iota"])), **s), vals["count"])
     return T.broadcast_in_dim(perm, vals["idx_shape"], vals["dims"])
 
 
-for _n in SORT_OPERANDS:
-    for _j in range(_n):
-        _counted("jvp", "sort", f"out{_j}", True, _n, _n,
-                 lambda ts, xs, outs, vals, j=_j: T.gather(ts[j], _sort_indices(xs, outs, vals), **vals["by"]),
-                 _sort_values(None),
-                 "d sort(xs)_j = gather(dx_j, the permutation sorting an iota along)", f"-{_n}")
-        _counted("vjp", "sort", str(_j), True, _n, _n,
-                 lambda cts, xs, outs, vals, j=_j: T.scatter_add(
-                     zeros_like(xs[j]), _sort_indices(xs, outs, vals), cts[j], **vals["by"]),
-                 _sort_values(_j),
-                 "sort(xs)^T cts for x_j = scatter_add(zeros, the permutation, ct_j)", f"-{_n}")
+# One rule per slot whatever the operand count: result j's tangent is read from operand j's tangent alone ("own"),
+# and operand j's cotangent from result j's.
+A.add("jvp", "sort", "out*", "own", _sort_values("jvp"), "d sort(xs)_j = gather(dx_j, the permutation sorting an "
+      "iota along)", None, Leading(1), 1,
+      lambda ts, xs, outs, vals: T.gather(ts[0], _sort_indices(xs, outs, vals), **vals["by"]))
+A.add("vjp", "sort", "*", "own", _sort_values("vjp"), "sort(xs)^T cts for x_j = scatter_add(zeros, the permutation, "
+      "ct_j)", None, Leading(1), 1,
+      lambda cts, xs, outs, vals: T.scatter_add(zero(vals["shape"], vals["dt"]), _sort_indices(xs, outs, vals),
+                                                cts[0], **vals["by"]))
 
 
 def _top_values(axis_param: str, default: int) -> Values:

@@ -8,24 +8,20 @@ Layouts the rules build, with the params computed by their `Values`:
     pairs    a cumulative op's operand with its axis `a` doubled: shape[:a] + (n, n) + shape[a+1:], axis a
              the output index i, axis a+1 the input index j, and `prefix` the mask j <= i (j >= i reversed)
 
-A primitive without an entry here is one JAX does not differentiate either (the VJP of a generic
-reduce_window), or a case a rule's `Values` rejects with UnsupportedPrimitive (dilated max/min windows in
-reverse mode, reducers using primitives outside `_TANGENTS`, more than `MAX_VARIADIC` operands).
+The generic `reduce` and `reduce_window`, differentiated through their reducer, are in `reduce_generic`.
+A case a rule's `Values` rejects raises UnsupportedPrimitive (dilated max/min windows in reverse mode).
 """
 
 from __future__ import annotations
 
 import math
-from functools import cache
 
 import numpy as np
 
-from ir import dtypes, lax
-from ir.core import ClosedJaxpr, Literal
+from ir import dtypes
 from ir.errors import UnsupportedPrimitive
 from ir.params import Symbol
-from ir.tracing import aval_of, bind, literal, trace_flat
-from rewrites.terms import Arr, T, args_list, get
+from rewrites.terms import Arr, T, args_list
 from transforms.ad.rule import INT, INTS, ADBook, Values, dtype, params, zeros_like
 
 A = ADBook("reduce")
@@ -343,177 +339,3 @@ A.vjp("select_and_scatter_add", 0, lambda ct, source, x, ans, *, params: _gather
 for _prim in ("select_and_gather_add", "select_and_scatter_add"):
     A.jvp(_prim, 1, lambda g, t, x, ans: zeros_like(ans), math="the selection is piecewise constant in x")
     A.vjp(_prim, 1, lambda ct, t, x, ans: zeros_like(x), math="the selection is piecewise constant in x")
-
-# --- generic reduce and reduce_window: differentiated through their reducer ---------------------------
-# As JAX's `reduce_window` JVP does, the tangents are one more reduction over (operands, tangents) whose
-# reducer is the JVP of the original one (built here by `reducer_jvp`). JAX's `reduce` JVP reduces the
-# same pairs with a tree rather than a fold: the same tangents up to rounding when the init values are
-# the reducer's identities. Integer operands carry zero tangents. The VJP of `reduce` runs that JVP
-# once per reduced position, with a one-hot tangent; JAX has no VJP of a generic reduce_window.
-
-MAX_VARIADIC = 4  # reduce / reduce_window of up to this many operands have rules
-
-
-def _add_tangents(a, b):
-    return b if a is None else a if b is None else lax.add(a, b)
-
-
-def _scaled(t, factor):
-    return None if t is None else lax.mul(t, factor)
-
-
-def _balanced_eq(x, z, y):
-    """JAX's `_balanced_eq` (max/min JVP): 1 where x = z != y, 1/2 where both equal z, else 0."""
-    dt = aval_of(z).dtype
-    hit = lax.convert_element_type(lax.eq(x, z), dt)
-    return lax.div(hit, lax.add(literal(1, dt, False), lax.convert_element_type(lax.eq(y, z), dt)))
-
-
-def _select_tangent(ins, tans, out):
-    if all(t is None for t in tans[1:]):
-        return None
-    zero = literal(0, aval_of(out).dtype, False)
-    return lax.select_n(ins[0], *(zero if t is None else t for t in tans[1:]))
-
-
-# The tangent of a scalar equation from its operands, their tangents (None: zero) and its result.
-_TANGENTS = {
-    "add": lambda ins, tans, out: _add_tangents(*tans),
-    "add_any": lambda ins, tans, out: _add_tangents(*tans),
-    "sub": lambda ins, tans, out: _add_tangents(tans[0], None if tans[1] is None else lax.neg(tans[1])),
-    "neg": lambda ins, tans, out: None if tans[0] is None else lax.neg(tans[0]),
-    "mul": lambda ins, tans, out: _add_tangents(_scaled(tans[0], ins[1]), _scaled(tans[1], ins[0])),
-    "div": lambda ins, tans, out: _add_tangents(
-        None if tans[0] is None else lax.div(tans[0], ins[1]),
-        None if tans[1] is None else lax.mul(lax.mul(lax.neg(tans[1]), ins[0]), lax.integer_pow(ins[1], -2))),
-    "max": lambda ins, tans, out: _add_tangents(_scaled(tans[0], _balanced_eq(ins[0], out, ins[1])),
-                                                _scaled(tans[1], _balanced_eq(ins[1], out, ins[0]))),
-    "select_n": _select_tangent,
-    "convert_element_type": lambda ins, tans, out: None if tans[0] is None else lax.convert_element_type(
-        tans[0], aval_of(out).dtype),
-}
-_TANGENTS["min"] = _TANGENTS["max"]
-_NO_TANGENT = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "is_finite", "sign",
-                         "floor", "ceil", "round", "stop_gradient"})
-
-
-def _differentiable(x) -> bool:
-    return aval_of(x).dtype.kind in "fc"
-
-
-def _jvp_of_body(closed: ClosedJaxpr, primals: list, tangents: list, prim: str) -> tuple[list, list]:
-    """Replays `closed` on `primals` in the current trace; also returns the outputs' tangents."""
-    env, tenv = {}, {}
-    for v, x, t in zip(closed.jaxpr.invars, primals, tangents, strict=True):
-        env[id(v)], tenv[id(v)] = x, t if _differentiable(x) else None
-
-    def read(a, table):
-        return (a if table is env else None) if isinstance(a, Literal) else table[id(a)]
-
-    for eqn in closed.jaxpr.eqns:
-        ins = [read(a, env) for a in eqn.invars]
-        tans = [read(a, tenv) for a in eqn.invars]
-        [v] = eqn.outvars
-        out = bind(eqn.primitive, *ins, **eqn.params)
-        rule = _TANGENTS.get(eqn.primitive)
-        if eqn.primitive not in _NO_TANGENT and rule is None and any(t is not None for t in tans):
-            raise UnsupportedPrimitive(prim, f"JVP of a reducer that uses {eqn.primitive}",
-                                       "transforms/ad/rules/reduce.py (_TANGENTS)")
-        env[id(v)] = out
-        tenv[id(v)] = rule(ins, tans, out) if rule is not None and _differentiable(out) else None
-    return [read(a, env) for a in closed.jaxpr.outvars], [read(a, tenv) for a in closed.jaxpr.outvars]
-
-
-def reducer_jvp(closed: ClosedJaxpr, prim: str) -> ClosedJaxpr:
-    """The reducer of a reduction over (operands, tangents): (accumulators, their tangents, elements,
-    their tangents) -> (results, their tangents), from `closed`: (accumulators, elements) -> results."""
-    if closed.consts or closed.jaxpr.constvars:
-        raise UnsupportedPrimitive(prim, "JVP of a reducer with constants", "transforms/ad/rules/reduce.py")
-    if any(len(e.outvars) != 1 for e in closed.jaxpr.eqns):
-        raise UnsupportedPrimitive(prim, "JVP of a reducer with multi-result equations",
-                                   "transforms/ad/rules/reduce.py")
-    n = len(closed.jaxpr.outvars)
-    avals = [v.aval for v in closed.jaxpr.invars[:n]]
-
-    def jvp(*args):
-        acc, acc_t, xs, xs_t = (args[k * n:(k + 1) * n] for k in range(4))
-        outs, tans = _jvp_of_body(closed, [*acc, *xs], [*acc_t, *xs_t], prim)
-        return [*outs, *(literal(0, a.dtype, False) if t is None else t for t, a in zip(tans, avals, strict=True))]
-
-    return trace_flat(jvp, avals * 4)[0]
-
-
-def _check_count(prim: str, ins) -> None:
-    if len(ins) > 2 * MAX_VARIADIC:
-        raise UnsupportedPrimitive(prim, f"AD of more than {MAX_VARIADIC} operands",
-                                   "transforms/ad/rules/reduce.py (MAX_VARIADIC)")
-
-
-@cache
-def _with_reducer_jvp(prim) -> Values:
-    def fn(p, ins, outs):
-        _check_count(prim, ins)
-        return {"params": {**p, "jaxpr": reducer_jvp(p["jaxpr"], prim)}}
-    return Values(fn, params=params(prim))
-
-
-def _reduction_jvp(prim, n):
-    def jvp(tangents, primals, outs, *, params):
-        tup = T.of(prim)(args_list([*primals[:n], *tangents[:n], *primals[n:], *tangents[n:]]), **params)
-        return [get(tup, n + j) for j in range(n)]
-    return jvp
-
-
-for _prim in ("reduce", "reduce_window"):
-    for _n in range(1, MAX_VARIADIC + 1):
-        A.jvp_whole(_prim, _reduction_jvp(_prim, _n), arity=2 * _n, results=_n, arities=(2 * _n,),
-                    values=_with_reducer_jvp(_prim),
-                    math="tangents = the reduction of (x, dx) by the reducer's JVP, from (init, d init)")
-
-
-def _onehot_params(p, ins, outs):
-    _check_count("reduce", ins)
-    shape, axes = ins[0].shape, tuple(p["dimensions"])
-    kept = _kept(axes, len(shape))
-    perm, nk = kept + axes, len(kept)
-    flat = tuple(shape[d] for d in kept) + (math.prod(shape[d] for d in axes),)
-    spread = flat + flat[-1:]
-
-    def iota(dim):
-        return {"dtype": dtypes.int32, "shape": spread, "dimension": dim, "sharding": None}
-
-    jvp = {**p, "jaxpr": reducer_jvp(p["jaxpr"], "reduce"), "dimensions": (nk + 1,)}
-    return {"perm": perm, "flat": flat, "spread": spread, "along": tuple(range(nk)) + (nk + 1,), "iota_m": iota(nk),
-            "iota_r": iota(nk + 1), "params": jvp, "lead": tuple(range(nk)), "moved": tuple(shape[d] for d in perm),
-            "inverse": tuple(int(k) for k in np.argsort(perm))}
-
-
-def _reduce_vjp(i, n):
-    """Operand i's cotangent: in the flat layout with one more axis m for the differentiated position, the
-    reducer's JVP reduces (x, [m = position]) to d result_j / d x_i[m], weighted by ct_j."""
-    def vjp(cts, xs, outs, v):
-
-        def widen(x):
-            return T.broadcast_in_dim(T.reshape(T.transpose(x, v["perm"]), v["flat"]), v["spread"], v["along"])
-
-        onehot = T.convert_element_type(T.eq(T.iota(**v["iota_m"]), T.iota(**v["iota_r"])), dtype(xs[i]))
-        tangents = [onehot if k == i else _full(0.0, xs[k], v["spread"]) for k in range(n)]
-        zeros = [Arr.scalar(0.0, dtype(init)) for init in xs[n:]]
-        tup = T.reduce(args_list([*map(widen, xs[:n]), *tangents, *xs[n:], *zeros]), **v["params"])
-        total = None
-        for j in range(n):
-            term = T.mul(T.broadcast_in_dim(cts[j], v["flat"], v["lead"]), get(tup, n + j))
-            term = term if j == i else T.convert_element_type(term, dtype(xs[i]))
-            total = term if total is None else T.add(total, term)
-        return T.transpose(T.reshape(total, v["moved"]), v["inverse"])
-    return vjp
-
-
-_ONEHOT = Values(_onehot_params, perm=INTS, flat=INTS, spread=INTS, along=INTS, iota_m=params("iota"),
-                 iota_r=params("iota"), params=params("reduce"), lead=INTS, moved=INTS, inverse=INTS)
-for _n in range(1, MAX_VARIADIC + 1):
-    for _i in range(_n):
-        # ADBook.vjp_whole takes one arity per operand slot; reduce has a rule per number of operands.
-        A.add("vjp", "reduce", str(_i), "all", _ONEHOT,
-               "ct_x_i[m] = sum_j ct_j * (reduction of (x, one-hot at m) by the reducer's JVP)_j",
-               2 * _n, _n, _n, _reduce_vjp(_i, _n), suffix=f"-{2 * _n}")

@@ -23,7 +23,7 @@ import numpy as np
 
 from ir.params import as_ints
 from rewrites.terms import SPECS, Arr, T, get
-from transforms.ad.rule import INT, INTS, STR, ADBook, Values, params
+from transforms.ad.rule import INTS, STR, ADBook, Values, params
 
 A = ADBook("shape")
 
@@ -187,8 +187,8 @@ A.add("vjp", "stack", "*", "one", _piece("stack"),
 
 
 def _result_of(prim: str) -> Values:
-    """The equation's own params and the index of the result a rule gives."""
-    return Values(lambda p, ins, outs, j: {"own": dict(p), "index": j}, own=params(prim), index=INT)
+    """The equation's own params (the index of the result a rule gives is the node's `index`)."""
+    return Values(lambda p, ins, outs, j: {"own": dict(p)}, own=params(prim))
 
 
 def _along(prim: str, axis_name: str, built: str) -> Values:

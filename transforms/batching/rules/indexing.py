@@ -21,22 +21,23 @@ operand count, not one per operand pattern (dynamic_slice's starts are separate 
 would be 2^(rank+1) - 1 patterns, and every rule costs each transform program matching time). The
 cheaper forms above are variants of the same node that recognize a materialized operand (the
 `materialize:u` broadcast along a new leading axis) and use the unbatched value it holds; the e-class
-then holds both forms and extraction keeps the cheaper. dynamic_slice and dynamic_update_slice have
-rules for operand ranks `RANKS` (others raise UnsupportedPrimitive when the batched program is built);
-sort has one rule for any operand count and result, matching the operands as one list.
+then holds both forms and extraction keeps the cheaper. dynamic_slice, dynamic_update_slice and sort have
+one rule (and its variants) for any operand count, matching the operands as one list; the start matrix and the
+unbatched starts are built from that list by list functions the prelude expands (see their section).
 """
 
 from __future__ import annotations
 
-from egglog import Vec, eq, i64, var
+from egglog import String, Vec, eq, function, i64, relation, rewrite, rule, union, var
 
 from ir import lax
 from ir.params import as_ints
-from rewrites.terms import Arr, T, args_list
+from rewrites.terms import Args, Arr, T
 from transforms.batching.rule import INTS, STR, Site, Values, VmapBook, node, params, require, variadic_result
+from transforms.batching.terms import vmap_of
+from transforms.rulebook import Vals
 
 V = VmapBook("indexing")
-RANKS = range(1, 5)
 SCATTERS = ("scatter", "scatter-add", "scatter-sub", "scatter-mul", "scatter-min", "scatter-max")
 EMPTY = Vec[i64].empty()
 GDN, SDN = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
@@ -87,11 +88,6 @@ def _held(xb: Arr, dims, name: str) -> Arr:
     return x
 
 
-def _ranks(n: int):
-    """The broadcast dimensions materializing a rank-n value: 1..n."""
-    return Vec[i64](*(i64(d) for d in range(1, n + 1)))
-
-
 # --- scatter, scatter-add, scatter-sub, scatter-mul, scatter-min, scatter-max -------------------------
 
 
@@ -122,26 +118,107 @@ for _prim in SCATTERS:
 
 
 # --- dynamic_slice, dynamic_update_slice ---------------------------------------------------------------
+# One rule and its variants for any rank: the rules match the operand (and the update) and the start indices as
+# one list, and build from the starts with three list functions the prelude expands:
+#     start_matrix(starts, column)   the (B, rank) matrix of the batched starts: one (B, 1) column each,
+#                                    concatenated along axis 1 (a single column as it is)
+#     start_columns(starts, column)  those columns
+#     held_starts(starts)            the unbatched starts that materialized ones hold; `held_done` marks it
+#                                    complete, only where every start is one (the variants require it)
 
 
-def _start_matrix(starts, concat, column) -> Arr:
-    """The (B, rank) matrix of batched start indices, one column each."""
-    columns = [T.broadcast_in_dim(i, column, Vec[i64](i64(0))) for i in starts]
-    return columns[0] if len(columns) == 1 else concat(*columns)
+@function(egg_fn="vmap_start_matrix", unextractable=True)
+def start_matrix(starts: Args, column: Vec[i64]) -> Arr: ...
 
 
-def _held_starts(starts) -> list[Arr]:
-    return [_held(i, EMPTY, f"start{k}") for k, i in enumerate(starts)]
+@function(egg_fn="vmap_start_columns", unextractable=True)
+def start_columns(starts: Args, column: Vec[i64]) -> Args: ...
+
+
+@function(egg_fn="vmap_held_starts", unextractable=True)
+def held_starts(starts: Args) -> Args: ...
+
+
+held_done = relation("vmap_held_starts_done", Args)
+
+_i, _j, _s, _x, _u = (var(name, Arr) for name in ("i", "j", "s", "x", "u"))
+_rest, _start_list, _tail, _held_list = (var(name, Args) for name in ("rest", "starts", "tail", "held"))
+_column, _sh = var("column", Vec[i64]), var("sh", Vec[i64])
+_FIRST = Vec[i64](i64(0))
+
+
+def _column_of(i: Arr, column) -> Arr:
+    return T.broadcast_in_dim(i, column, _FIRST)
+
+
+V.expansion("vmap-start-matrix", "start_matrix([i]) = column(i); start_matrix(starts) = concatenate(columns, 1)",
+            lambda: (rewrite(start_matrix(Args.cons(_i, Args.nil()), _column)).to(_column_of(_i, _column)),
+                     rewrite(start_matrix(Args.cons(_i, Args.cons(_j, _rest)), _column)).to(
+                         T.concatenate(start_columns(Args.cons(_i, Args.cons(_j, _rest)), _column), dimension=1))),
+            trigger="vmap_start_matrix")
+V.expansion("vmap-start-columns", "start_columns(i : starts) = column(i) : start_columns(starts)",
+            lambda: (rewrite(start_columns(Args.nil(), _column)).to(Args.nil()),
+                     rewrite(start_columns(Args.cons(_i, _rest), _column)).to(
+                         Args.cons(_column_of(_i, _column), start_columns(_rest, _column)))),
+            trigger="vmap_start_columns")
+
+
+def _held_rules() -> tuple:
+    """held_starts of every tail of a list it is asked of; complete (`held_done`) from the end of the list back,
+    while each start is a broadcast of an unbatched one."""
+    return (
+        rule(eq(_held_list).to(held_starts(Args.cons(_i, _rest)))).then(held_starts(_rest)),
+        rule(eq(_held_list).to(held_starts(Args.nil()))).then(union(_held_list).with_(Args.nil()),
+                                                              held_done(_held_list)),
+        rule(eq(_held_list).to(held_starts(Args.cons(_i, _rest))), eq(_i).to(T.broadcast_in_dim(_s, _sh, EMPTY)),
+             eq(_tail).to(held_starts(_rest)), held_done(_tail)).then(
+            union(_held_list).with_(Args.cons(_s, _tail)), held_done(_held_list)))
+
+
+def _ask_held(prim: str, named: int):
+    """held_starts of the starts of each batched `prim` node (after its `named` leading operands)."""
+    def eggs() -> tuple:
+        lead = Args.cons(_x, _start_list) if named == 1 else Args.cons(_x, Args.cons(_u, _start_list))
+        batched = vmap_of(String(f"{prim}:b*"), var("vals", Vals), lead)
+        return (rule(eq(var("node", Arr)).to(batched)).then(held_starts(_start_list)),)
+    return eggs
+
+
+V.expansion("vmap-held-starts", "held_starts(broadcast(s) : starts) = s : held_starts(starts), done when all are",
+            _held_rules, trigger="vmap_held_starts")
+for _prim, _named in (("dynamic_slice", 1), ("dynamic_update_slice", 2)):
+    V.expansion(f"vmap-{_prim.replace('_', '-')}-held-starts", f"a batched {_prim} asks held_starts(its starts)",
+                _ask_held(_prim, _named), trigger=f"vmap_of:{_prim}:b*")
+
+
+def _operand_and_starts(xs: Args, named: int) -> tuple[list[Arr], Args]:
+    """The `named` leading operands of a variadic rule's list (the operand, the update) and the start indices."""
+    lead = [var(name, Arr) for name in ("x", "u")[:named]]
+    starts = var("starts", Args)
+    rest = starts
+    for x in reversed(lead):
+        rest = Args.cons(x, rest)
+    require(eq(xs).to(rest))
+    return lead, starts
+
+
+def _all_held(starts: Args) -> Args:
+    """The unbatched starts, where every start is a materialized one (the rule fires only there)."""
+    held = var("held", Args)
+    require(eq(held).to(held_starts(starts)))
+    require(held_done(held))
+    return held
 
 
 def _starts(e: Site, first: int) -> dict:
-    """The concatenate of the start columns, a column's shape, and the starts' dtype."""
-    return {"concat": {"dimension": 1}, "column": (e.size, 1), "dtype": e.in_avals[first].dtype.name}
+    """A start column's shape and the starts' dtype."""
+    return {"column": (e.size, 1), "dtype": e.in_avals[first].dtype.name}
 
 
 def _slice_params(e: Site) -> dict:
     """The gathers of the start matrix from the batched operand (paired batching dims) and from the unbatched
-    one, and the dynamic_slice with unbatched starts (size B on the batch axis)."""
+    one (which the batched operand materializes along `operand_dims`), and the dynamic_slice with unbatched
+    starts (size B on the batch axis)."""
     rank, sizes = e.in_avals[0].ndim, as_ints(e.params["slice_sizes"])
     window = tuple(range(1, rank + 1))
     common = {"fill_value": None, "indices_are_sorted": True, "mode": lax.GatherScatterMode.PROMISE_IN_BOUNDS,
@@ -151,7 +228,8 @@ def _slice_params(e: Site) -> dict:
               "slice_sizes": (min(e.size, 1), *sizes)}
     plain = {**common, "dimension_numbers": GDN(offset_dims=window, start_index_map=tuple(range(rank))),
              "slice_sizes": sizes}
-    return {"paired": paired, "plain": plain, "same": {**e.params, "slice_sizes": (e.size, *sizes)}, **_starts(e, 1)}
+    return {"paired": paired, "plain": plain, "same": {**e.params, "slice_sizes": (e.size, *sizes)},
+            "operand_dims": window, **_starts(e, 1)}
 
 
 def _update_params(e: Site) -> dict:
@@ -165,43 +243,47 @@ def _update_params(e: Site) -> dict:
 
 
 _SLICE = Values(_slice_params, paired=node("gather"), plain=node("gather"), same=params("dynamic_slice"),
-                concat=node("concatenate"), column=INTS, dtype=STR)
-_UPDATE = Values(_update_params, scatter=node("scatter"), concat=node("concatenate"), column=INTS, dtype=STR)
+                operand_dims=INTS, column=INTS, dtype=STR)
+_UPDATE = Values(_update_params, scatter=node("scatter"), column=INTS, dtype=STR)
 
 
-def _slice_paired(x, *starts, paired, plain, same, concat, column, dtype):
-    return paired(x, _start_matrix(starts, concat, column))
+def _slice_paired(xs, *, paired, plain, same, operand_dims, column, dtype):
+    [x], starts = _operand_and_starts(xs, 1)
+    return paired(x, start_matrix(starts, column))
 
 
-def _slice_operand_unbatched(x, *starts, paired, plain, same, concat, column, dtype):
-    return plain(_held(x, _ranks(len(starts)), "operand"), _start_matrix(starts, concat, column))
+def _slice_operand_unbatched(xs, *, paired, plain, same, operand_dims, column, dtype):
+    [x], starts = _operand_and_starts(xs, 1)
+    return plain(_held(x, operand_dims, "operand"), start_matrix(starts, column))
 
 
-def _slice_starts_unbatched(x, *starts, paired, plain, same, concat, column, dtype):
-    return T.dynamic_slice(args_list([x, Arr.scalar(0.0, dtype), *_held_starts(starts)]), **same)
+def _slice_starts_unbatched(xs, *, paired, plain, same, operand_dims, column, dtype):
+    [x], starts = _operand_and_starts(xs, 1)
+    return T.dynamic_slice(Args.cons(x, Args.cons(Arr.scalar(0.0, dtype), _all_held(starts))), **same)
 
 
-def _update_paired(x, u, *starts, scatter, concat, column, dtype):
-    return scatter(x, _start_matrix(starts, concat, column), u)
+def _update_paired(xs, *, scatter, column, dtype):
+    [x, u], starts = _operand_and_starts(xs, 2)
+    return scatter(x, start_matrix(starts, column), u)
 
 
-def _update_starts_unbatched(x, u, *starts, scatter, concat, column, dtype):
-    return T.dynamic_update_slice(args_list([x, u, Arr.scalar(0.0, dtype), *_held_starts(starts)]))
+def _update_starts_unbatched(xs, *, scatter, column, dtype):
+    [x, u], starts = _operand_and_starts(xs, 2)
+    return T.dynamic_update_slice(Args.cons(x, Args.cons(u, Args.cons(Arr.scalar(0.0, dtype), _all_held(starts)))))
 
 
-for _rank in RANKS:
-    V.batch("dynamic_slice", None, _slice_paired, materialize=True, arity=1 + _rank, values=_SLICE,
-            math="dynamic_slice per batch element = gather of the (B, rank) start matrix with the operand's and the "
-                 "matrix's batch axes paired, clamped as dynamic_slice (PROMISE_IN_BOUNDS)")
-    V.variant("dynamic_slice", "b" * (1 + _rank), _slice_operand_unbatched, name="operand-unbatched",
-              math="dynamic_slice of a materialized operand = gather of the start matrix from the unbatched operand")
-    V.variant("dynamic_slice", "b" * (1 + _rank), _slice_starts_unbatched, name="starts-unbatched",
-              math="dynamic_slice with materialized starts = the same op with start 0 and size B on the batch axis")
-    V.batch("dynamic_update_slice", None, _update_paired, materialize=True, arity=2 + _rank, values=_UPDATE,
-            math="dynamic_update_slice per batch element = scatter of the (B, rank) start matrix with the operand's "
-                 "and the matrix's batch axes paired, clamped as dynamic_update_slice (CLIP)")
-    V.variant("dynamic_update_slice", "b" * (2 + _rank), _update_starts_unbatched, name="starts-unbatched",
-              math="dynamic_update_slice with materialized starts = the same op with start 0 on the batch axis")
+V.batch("dynamic_slice", None, _slice_paired, materialize=True, variadic=True, values=_SLICE,
+        math="dynamic_slice per batch element = gather of the (B, rank) start matrix with the operand's and the "
+             "matrix's batch axes paired, clamped as dynamic_slice (PROMISE_IN_BOUNDS)")
+V.variant("dynamic_slice", "b*", _slice_operand_unbatched, name="operand-unbatched",
+          math="dynamic_slice of a materialized operand = gather of the start matrix from the unbatched operand")
+V.variant("dynamic_slice", "b*", _slice_starts_unbatched, name="starts-unbatched",
+          math="dynamic_slice with materialized starts = the same op with start 0 and size B on the batch axis")
+V.batch("dynamic_update_slice", None, _update_paired, materialize=True, variadic=True, values=_UPDATE,
+        math="dynamic_update_slice per batch element = scatter of the (B, rank) start matrix with the operand's "
+             "and the matrix's batch axes paired, clamped as dynamic_update_slice (CLIP)")
+V.variant("dynamic_update_slice", "b*", _update_starts_unbatched, name="starts-unbatched",
+          math="dynamic_update_slice with materialized starts = the same op with start 0 on the batch axis")
 
 
 # --- sort, top_k, approx_top_k -----------------------------------------------------------------------------
