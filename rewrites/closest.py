@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rewrites.decode import args_classes
+from rewrites.decode import args_classes, node_spec
 from rewrites.egraph_view import EGraphView, canonical
-from rewrites.terms import SPECS, default_value
+from rewrites.terms import default_value
 
 _LEAF_NAMES = {"inp": "in", "const": "const", "barg": "arg"}
 
@@ -83,7 +83,7 @@ def node_text(view: EGraphView, i: int, child_text) -> str:
 
 def _shown_params(node) -> list:
     """A node's payload without the keyword fields that hold their defaults (what a rule builds unasked)."""
-    spec = SPECS.get(node.op)
+    spec = node_spec(node)
     if spec is None:
         return list(node.payload)
     shown = list(node.payload[:spec.positional])

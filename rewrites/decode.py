@@ -14,10 +14,11 @@ from ir.core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var
 from ir.dtypes import from_name
 from ir.errors import EqjaxError
 from ir.primitives import abstract_eval, get_primitive
+from ir.shapes.control import cond_results, scan_results, while_results
 from ir.typecheck import typecheck
 from rewrites.egraph_view import EGraphView, ENode
 from rewrites.encode import Encoding
-from rewrites.terms import SPECS, decode_fields
+from rewrites.terms import CONTROL_SPECS, SPECS, TermSpec, body_params, decode_fields
 
 _LISTS = frozenset({"cons", "nil", "body", "bcons", "bnil"})  # nodes that are not arrays: no aval
 
@@ -27,15 +28,26 @@ class UnsoundRewrite(EqjaxError):
 
 
 def node_params(node: ENode, in_avals: list[ShapedArray], enc: Encoding) -> dict:
-    """The full params of a primitive node: its fields (a term primitive's) or its `extra` params."""
-    if node.op in ("call", "hcall"):
+    """The params of a primitive node: its fields (a control-flow node's but its bodies), or an opaque
+    call's `extra` params."""
+    if node.op == "call":
         prim, extra = node.payload
         return dict(enc.params_of(extra)) if extra else {}
-    return decode_fields(SPECS[node.op], node.payload, in_avals)
+    return decode_fields(node_spec(node), node.payload, in_avals)
 
 
 def node_primitive(node: ENode) -> str:
-    return node.payload[0] if node.op in ("call", "hcall") else node.op
+    return node.payload[0] if node.op == "call" else node.op
+
+
+def node_spec(node: ENode) -> TermSpec | None:
+    """The term spec of a primitive node (a control-flow one's too); None for leaves, lists and `call`."""
+    return SPECS.get(node.op) or CONTROL_SPECS.get(node.op)
+
+
+def is_control(node: ENode) -> bool:
+    """Whether a node is a control-flow primitive's (`scan`, `while`, `cond`), which holds bodies."""
+    return node.op in CONTROL_SPECS
 
 
 def args_classes(view: EGraphView, args_class: str, nil: str = "nil") -> list[str]:
@@ -58,21 +70,22 @@ def output_classes(view: EGraphView) -> list[str]:
 
 
 def operand_classes(view: EGraphView, node: ENode) -> list[str]:
-    """A node's operand classes: its children, or the elements of its `Args` list (`call`, `hcall` and
-    the constructors of variadic and multi-result primitives)."""
+    """A node's operand classes: its children, or the elements of its `Args` list (`call` and the
+    constructors of variadic, multi-result and control-flow primitives)."""
     return args_classes(view, node.children[0]) if holds_args(node) else list(node.children)
 
 
 def holds_results(node: ENode) -> bool:
-    """Whether a node is a `Tup` of results, read through `get` (`call`, `hcall`, a multi-result primitive's)."""
-    spec = SPECS.get(node.op)
-    return node.op in ("call", "hcall") or (spec is not None and spec.multiple_results)
+    """Whether a node is a `Tup` of results, read through `get` (`call`, a multi-result or control-flow
+    primitive's)."""
+    spec = node_spec(node)
+    return node.op == "call" or (spec is not None and spec.multiple_results)
 
 
 def holds_args(node: ENode) -> bool:
     """Whether a node's operands are the elements of its first child, an `Args` list."""
-    spec = SPECS.get(node.op)
-    return node.op in ("call", "hcall") or (spec is not None and spec.arity is None)
+    spec = node_spec(node)
+    return node.op == "call" or (spec is not None and spec.arity is None)
 
 
 def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:
@@ -91,8 +104,9 @@ def _leaf_aval(node: ENode, enc: Encoding) -> ShapedArray | None:
 def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tuple[ShapedArray, ...]]:
     """The aval of every Arr class (a tuple of avals for a Tup class), by shape rules, bottom-up.
 
-    A worklist visits each node once all its operand classes have an aval; shape rules are memoized
-    on (node, operand avals), since saturated e-graphs repeat the same node shapes many times."""
+    A worklist visits each node once all its operand classes have an aval (and a control-flow node's body
+    outputs: its results' types follow from them, `control_avals`); shape rules are memoized on (node,
+    operand avals), since saturated e-graphs repeat the same node shapes many times."""
     avals: dict[str, ShapedArray | tuple] = {}
     operands = [_dependencies(view, n) for n in view.nodes]
     waiting = [len(set(deps)) for deps in operands]
@@ -105,7 +119,7 @@ def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tupl
     while ready:
         i = ready.pop()
         node, cls = view.nodes[i], view.node_class[i]
-        got = _node_aval(node, [avals[c] for c in operands[i]], enc, memo)
+        got = _node_aval(view, node, [avals[c] for c in operands[i]], enc, memo)
         old = avals.get(cls)
         if old is None:
             avals[cls] = got
@@ -120,9 +134,14 @@ def class_avals(view: EGraphView, enc: Encoding) -> dict[str, ShapedArray | tupl
 
 
 def _dependencies(view: EGraphView, node: ENode) -> list[str]:
+    """The classes whose avals a node's aval is computed from."""
     if node.op in _LISTS:
         return []
-    return list(node.children) if node.op == "get" else operand_classes(view, node)
+    if node.op == "get":
+        return list(node.children)
+    if is_control(node):
+        return operand_classes(view, node) + [c for outs in body_outputs(view, node) for c in outs]
+    return operand_classes(view, node)
 
 
 def _same_avals(a, b) -> bool:
@@ -132,14 +151,14 @@ def _same_avals(a, b) -> bool:
     return a.same_type(b)
 
 
-def _node_aval(node: ENode, in_avals: list, enc: Encoding, memo: dict):
+def _node_aval(view: EGraphView, node: ENode, in_avals: list, enc: Encoding, memo: dict):
     leaf = _leaf_aval(node, enc)
     if leaf is not None:
         return leaf
     if node.op == "get":
         return in_avals[0][node.payload[0]]
-    if node.op == "hcall":
-        return enc.higher[node.payload[1]].out_avals
+    if is_control(node):
+        return control_avals(view, node, in_avals, enc)
     key = (node.op, node.payload, tuple(in_avals))
     out = memo.get(key)
     if out is None:
@@ -240,10 +259,10 @@ class _Scope:
         in_avals = [x.aval for x in operands]
         prim = node_primitive(node)
         params = node_params(node, in_avals, enc)
-        if node.op == "hcall":
+        if is_control(node):
             captures = prim != "cond" and enc.close_loops
             scopes = [self.body_scope(c, captures) for c in body_classes(view, node)]
-            params = enc.higher[node.payload[1]].params(params, [closed for closed, _ in scopes])
+            params = body_params(CONTROL_SPECS[prim], params, [closed for closed, _ in scopes])
             operands, params = _with_captured(prim, params, operands, [outer for _, outer in scopes])
         if holds_results(node):
             outs = [Var(a) for a in self.avals[cls]]
@@ -313,18 +332,39 @@ class _BodyDeps:
 
 
 def reached_classes(view: EGraphView, node: ENode) -> list[str]:
-    """The classes a node's value is computed from, through bodies too: an hcall's operands and Body
-    classes, a body's outputs (the cons lists walked through)."""
+    """The classes a node's value is computed from, through bodies too: a control-flow node's operands and
+    Body classes, a body's outputs (the cons lists walked through)."""
     if node.op == "body":
         return args_classes(view, node.children[0])
-    if node.op == "hcall":
+    if is_control(node):
         return operand_classes(view, node) + body_classes(view, node)
     return _dependencies(view, node)
 
 
-def body_classes(view: EGraphView, hcall: ENode) -> list[str]:
-    """The Body classes of an `hcall` node, in order."""
-    return args_classes(view, hcall.children[1], nil="bnil")
+def body_classes(view: EGraphView, node: ENode) -> list[str]:
+    """The Body classes of a control-flow node, in order."""
+    return args_classes(view, node.children[1], nil="bnil")
+
+
+def body_outputs(view: EGraphView, node: ENode) -> list[list[str]]:
+    """Per Body of a control-flow node, its output classes."""
+    return [args_classes(view, view.nodes[view.classes[b][0]].children[0]) for b in body_classes(view, node)]
+
+
+def control_avals(view: EGraphView, node: ENode, avals: list[ShapedArray], enc: Encoding) -> tuple[ShapedArray, ...]:
+    """A control-flow node's result avals from its operands' and its bodies' output avals (`avals`, in the
+    order of `_dependencies`), by the rules its shape rule uses (`ir.shapes.control`)."""
+    outs, k = [], len(operand_classes(view, node))
+    operands = avals[:k]
+    for body in body_outputs(view, node):
+        outs.append(avals[k:k + len(body)])
+        k += len(body)
+    params = node_params(node, operands, enc)
+    if node.op == "scan":
+        return tuple(scan_results(params["length"], params["num_carry"], outs[0]))
+    if node.op == "while":
+        return tuple(while_results(operands[params["cond_nconsts"] + params["body_nconsts"]:], outs[1]))
+    return tuple(cond_results(outs))
 
 
 def _emit(view: EGraphView, choice: dict[str, int], start: str, atoms: dict, build, leaf) -> None:

@@ -8,12 +8,13 @@ command per few hundred equations (about 0.1 ms per equation at 5,000 equations)
 
 `jit` (and older `pjit`, `closed_call`, `core_call`) bodies are inlined: a call boundary carries no
 meaning for NumPy evaluation, and inlining lets rules work across it. Control flow (`scan`, `while`,
-`cond`) is an `hcall` node whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules
-rewrite inside them; its other params and its result avals live on the Python side
-(`Encoding.hcall_key`). The other higher-order primitives (`OPAQUE_CALLS`: `custom_jvp_call`, `remat2`,
-...) are held as `call` nodes whose params live on the Python side (`Encoding.extras`, keyed by the node's
-`extra` text): they hold Python callables and jaxprs with constants, which no field can hold. Every other
-primitive's params, single- or multi-result, are all fields of its own constructor (`rewrites.terms`).
+`cond`) is a node of its own constructor (`p_scan(args, bodies, fields...)`, `rewrites.terms.CONTROL_SPECS`)
+whose bodies are terms over their own inputs (`Arr.barg(b, k)`), so rules rewrite inside them; its other
+params are its fields, and its result types follow from its bodies. The other higher-order primitives
+(`OPAQUE_CALLS`: `custom_jvp_call`, `remat2`, ...) are held as `call` nodes whose params live on the Python
+side (`Encoding.extras`, keyed by the node's `extra` text): they hold Python callables and jaxprs with
+constants, which no field can hold. Every other primitive's params, single- or multi-result, are all fields
+of its own constructor (`rewrites.terms`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 from ir.errors import UnsupportedPrimitive
 from ir.primitives import primitives_with
 from ir.text.printer import value_text
-from rewrites.terms import SPECS, Arr, alias, declare, declare_terms, encode_fields, ref
+from rewrites.terms import CONTROL_SPECS, SPECS, Arr, alias, declare, declare_terms, encode_fields, ref
 
 INLINED = frozenset(primitives_with("call"))  # jit, pjit, closed_call, core_call: their bodies are encoded in place
 _JAXPR_PARAM_KEYS = ("jaxpr", "call_jaxpr")
@@ -64,8 +65,13 @@ def egg_bool(v: bool) -> eb.Lit:
 _FIELD_TO_EGG = {"int": egg_int, "ints": egg_ints, "bool": egg_bool}
 
 
-# The params of each control-flow primitive that hold its bodies, in the order of `hcall`'s body list.
-BODY_PARAMS = {"scan": ("jaxpr",), "while": ("cond_jaxpr", "body_jaxpr"), "cond": ("branches",)}
+def _egg_fields(spec, values: list) -> list:
+    """A node's field values (`rewrites.terms.encode_fields`) as egglog literals of their sorts."""
+    return [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
+
+
+# The params of each control-flow primitive that hold its bodies, in the order of its node's `Bodies` list.
+BODY_PARAMS = {prim: spec.bodies for prim, spec in CONTROL_SPECS.items()}
 
 # The higher-order primitives held as `call(prim, extra, args)`, their params in `Encoding.extras`: they call a
 # body the e-graph does not hold (remat2, checkpoint, composite, custom_jvp_call, custom_vjp_call,
@@ -104,57 +110,25 @@ def without_closed_over(prim: str, params: dict, operands: list, enc: Encoding) 
     return params, kept
 
 
-def _body_count(value) -> int | None:
-    if value is None or isinstance(value, (ClosedJaxpr, Jaxpr)):
-        return None
-    return value if isinstance(value, int) else len(value)
-
-
-@dataclass(frozen=True)
-class HigherOrder:
-    slots: tuple[tuple[str, int | None], ...]  # each body param: None (one jaxpr) or how many (a tuple)
-    out_avals: tuple[ShapedArray, ...]
-
-    def params(self, rest: dict, bodies: list) -> dict:
-        """The equation's params: `rest` with the body params filled from `bodies`, in slot order."""
-        out, k = dict(rest), 0
-        for name, count in self.slots:
-            out[name] = bodies[k] if count is None else tuple(bodies[k:k + count])
-            k += 1 if count is None else count
-        return out
-
-
 @dataclass
 class Encoding:
-    """What the e-graph's leaves and the `extra` keys of `call`/`hcall` nodes stand for, to decode extracted
-    terms."""
+    """What the e-graph's leaves and the `extra` keys of `call` nodes stand for, to decode extracted terms.
+    `extras` holds only the params of the opaque calls (`OPAQUE_CALLS`), which no typed field holds: every
+    other node's params are its fields."""
 
     in_avals: list[ShapedArray]
     consts: list[np.ndarray] = field(default_factory=list)
     const_avals: list[ShapedArray] = field(default_factory=list)
     literal_consts: set[int] = field(default_factory=set)  # consts that stand for a Literal
-    extras: dict[str, dict] = field(default_factory=dict)
+    extras: dict[str, dict] = field(default_factory=dict)  # an opaque call's `extra` key -> its params
     outputs: list[Arr] = field(default_factory=list)  # this program's outputs, as Python-level terms
     n_eqns: int = 0
     body_avals: list[tuple[ShapedArray, ...]] = field(default_factory=list)  # body id -> its input avals
     close_loops: bool = True  # loop bodies close over their consts (`closed_over`); False: every input a leaf
-    higher: dict[str, HigherOrder] = field(default_factory=dict)  # hcall extra key -> how to rebuild it
 
     def add_body(self, in_avals) -> int:
         self.body_avals.append(tuple(in_avals))
         return len(self.body_avals) - 1
-
-    def hcall_key(self, prim: str, params: dict, out_avals) -> str:
-        """The `extra` key of a control-flow equation: its params but the bodies, and its result avals
-        (the shape rules need the bodies, which extraction chooses; the results' types never change).
-        A body param holds a jaxpr or a tuple of them; for a node a transform builds, None stands for one
-        jaxpr and an int for a tuple of that many."""
-        rest = {k: v for k, v in params.items() if k not in BODY_PARAMS[prim]}
-        slots = tuple((k, _body_count(params[k])) for k in BODY_PARAMS[prim])
-        key = f"{prim}@{params_key(rest)} -> {' '.join(map(str, out_avals))}"
-        self.extras.setdefault(key, rest)
-        self.higher.setdefault(key, HigherOrder(slots, tuple(out_avals)))
-        return key
 
     def add_const(self, value: np.ndarray, aval: ShapedArray, literal: bool = False) -> int:
         self.consts.append(value)
@@ -174,7 +148,7 @@ class Encoding:
         return key
 
     def params_of(self, key: str) -> dict:
-        """The params an `extra` key of a `call` or `hcall` node stands for."""
+        """The params an `extra` key of a `call` node stands for."""
         params = self.extras.get(key)
         if params is None:
             raise KeyError(f"no params for the extra key {key!r}: the program did not make it")
@@ -381,7 +355,7 @@ def _encode_eqns(jaxpr: Jaxpr, env: dict[int, Term], loader: Loader) -> None:
                     env[id(v)] = term
             continue
         if eqn.primitive in BODY_PARAMS:
-            tup = _hcall(eqn, operands, loader)
+            tup = _control(eqn, operands, loader)
             for k, v in enumerate(eqn.outvars):
                 env[id(v)] = loader.bind(egg_call("get", tup, egg_int(k)), v.aval)
             continue
@@ -396,8 +370,8 @@ def _inline(inner: ClosedJaxpr, operands: list[Term], loader: Loader) -> list[Te
     return encode_jaxpr(inner, operands, loader)
 
 
-def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
-    """The `hcall` term of a control-flow equation, its bodies encoded as terms over their own inputs."""
+def _control(eqn, operands: list[Term], loader: Loader) -> eb.Call:
+    """The node of a control-flow equation, its bodies encoded as terms over their own inputs."""
     bodies = []
     for name in BODY_PARAMS[eqn.primitive]:
         value = eqn.params[name]
@@ -406,15 +380,18 @@ def _hcall(eqn, operands: list[Term], loader: Loader) -> eb.Call:
     terms = [_body(body, loader, [operands[j] for j in closures[i]] if i < len(closures) else [])
              for i, body in enumerate(bodies)]
     params, kept = without_closed_over(eqn.primitive, eqn.params, operands, loader.enc)
-    key = loader.enc.hcall_key(eqn.primitive, params, [v.aval for v in eqn.outvars])
-    return hcall_term(eqn.primitive, key, [t.egg for t in kept], terms)
+    return control_term(eqn.primitive, params, [t.egg for t in kept], terms)
 
 
-def hcall_term(prim: str, key: str, operands: list[eb.Call], bodies: list[eb.Call]) -> eb.Call:
+def control_term(prim: str, params: dict, operands: list[eb.Call], bodies: list[eb.Call]) -> eb.Call:
+    """`p_<prim>(args, bodies, fields...)`: a control-flow node; `params` may hold its jaxpr params or not
+    (the bodies stand for them)."""
+    spec = CONTROL_SPECS[prim]
+    fields = _egg_fields(spec, encode_fields(spec, {k: v for k, v in params.items() if k not in spec.bodies}))
     body_list = egg_call("bnil")
     for body in reversed(bodies):
         body_list = egg_call("bcons", body, body_list)
-    return egg_call("hcall", egg_str(prim), egg_str(key), egg_args(operands), body_list)
+    return egg_call(spec.constructor_name, egg_args(operands), body_list, *fields)
 
 
 def new_body(loader: Loader, in_avals) -> tuple[int, list[Term]]:
@@ -467,8 +444,7 @@ def _eqn_terms(prim: str, params: dict, operands: list[eb.Call], in_avals: list[
         raise UnsupportedPrimitive(prim, "term", "ir/primitives")
     if spec.arity not in (None, len(operands)):
         raise UnsupportedPrimitive(prim, f"term with {len(operands)} operands (dynamic shapes)", "rewrites/terms.py")
-    values = encode_fields(spec, params, in_avals)
-    fields = [_FIELD_TO_EGG.get(kind.name, egg_str)(v) for (_, kind), v in zip(spec.fields, values, strict=True)]
+    fields = _egg_fields(spec, encode_fields(spec, params, in_avals))
     children = [egg_args(operands)] if spec.arity is None else operands
     term = egg_call(spec.constructor_name, *children, *fields)
     if spec.multiple_results:

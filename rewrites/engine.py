@@ -28,7 +28,7 @@ from egglog.egraph_state import span
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.analyses.signed_zero import negative_zero_unions
-from rewrites.decode import class_avals, decode, node_params, node_primitive, operand_classes
+from rewrites.decode import class_avals, decode, is_control, node_params, node_primitive, operand_classes
 from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, load, output_actions
 from rewrites.extract import extract
 from rewrites.liveness import live_eggs
@@ -44,7 +44,7 @@ _LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "bo
 # A control-flow node costs its bodies' nodes, which extraction counts as its dependencies (once each: a cost
 # model over one e-graph cannot see trip counts), plus this, or the cheapest priced node's cost when that is
 # less (a model in seconds prices equations at ~1e-6).
-HCALL_COST = 1.0
+CONTROL_FLOW_COST = 1.0
 
 
 _ruleset_ids = itertools.count()
@@ -642,8 +642,8 @@ def node_costs(view, avals: dict, enc, model) -> list[float]:
     often it runs inside loops (`rewrites.loops.loop_weights`)."""
     memo: dict = {}
     costs = [_node_cost(view, i, avals, enc, model, memo) for i in range(len(view.nodes))]
-    hcall = min([HCALL_COST, *(c for c in memo.values() if c > 0)])
-    costs = [hcall if view.nodes[i].op == "hcall" else c for i, c in enumerate(costs)]
+    control = min([CONTROL_FLOW_COST, *(c for c in memo.values() if c > 0)])
+    costs = [control if is_control(view.nodes[i]) else c for i, c in enumerate(costs)]
     if hasattr(model, "node_costs"):  # a price on the whole e-graph (rewrites.accuracy.local)
         costs = model.node_costs(view, avals, enc, costs)
     weights = loop_weights(view, enc) if enc.close_loops else None
@@ -654,8 +654,8 @@ def _node_cost(view, i: int, avals: dict, enc, model, memo: dict) -> float:
     node = view.nodes[i]
     if node.op in _LEAVES:
         return 0
-    if node.op == "hcall":
-        return HCALL_COST  # or less: see node_costs
+    if is_control(node):
+        return CONTROL_FLOW_COST  # or less: see node_costs
     cls = view.node_class[i]
     if cls not in avals:
         return 0  # unreachable from any leaf: never extractable, its cost does not matter

@@ -34,12 +34,12 @@ WHILE_TRIPS = 2  # a while loop's trip count is unknown; any weight above 1 pref
 def loop_weights(view, enc) -> list[int] | None:
     """Per node of `view`, how many times it runs per run of its program (see the module docstring); None
     when the e-graph holds no loop."""
-    from rewrites.decode import body_classes, reached_classes
+    from rewrites.decode import body_classes, node_params, reached_classes
 
     trips: dict[int, int] = {}
     for node in view.nodes:
-        if node.op == "hcall" and node.payload[0] in ("scan", "while"):
-            trip = int(enc.extras[node.payload[1]]["length"]) if node.payload[0] == "scan" else WHILE_TRIPS
+        if node.op in ("scan", "while"):
+            trip = int(node_params(node, [], enc)["length"]) if node.op == "scan" else WHILE_TRIPS
             for cls in body_classes(view, node):
                 trips.update((view.nodes[j].payload[0], trip) for j in view.classes[cls] if view.nodes[j].op == "body")
     if not trips:

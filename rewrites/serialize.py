@@ -12,8 +12,9 @@ holds its primitive values, decoded:
     scalar(v, dtype)           payload (v, dtype)
     p_<prim>(xs.., fields..)          op = the primitive, payload (its field values...); a variadic or
                                       multi-result primitive's one child is its `Args` list
+    p_<prim>(args, bodies, fields..)  a control-flow primitive (scan, while, cond): op = the primitive,
+                                      children (args, bodies), payload (its field values...)
     call(prim, extra, args)           op "call", payload (prim, extra) (the opaque higher-order primitives)
-    hcall(prim, extra, args, bodies)  op "hcall", payload (prim, extra), children (args, bodies)
     body(b, outs)              payload (b,); bcons(body, rest) / bnil() no payload
     get(t, i)                  payload (i,)
     cons(x, rest) / nil()      no payload
@@ -27,13 +28,13 @@ from typing import Any
 from egglog import EGraph
 
 from rewrites.egraph_view import EGraphView, ENode, canonical
-from rewrites.terms import BY_EGG_NAME
+from rewrites.terms import ALL_BY_EGG_NAME
 
 TERM_SORTS = frozenset({"Arr", "Args", "Tup", "Body", "Bodies"})
 ROOT_LET = "$outputs"
 OUTPUT_TABLE = "output_at"
 _TERM_TABLES = frozenset({"inp", "const", "scalar", "get", "call", "cons", "nil", "barg", "body", "bnil",
-                          "bcons", "hcall"})
+                          "bcons"})
 
 
 def view_of(egraph: EGraph) -> EGraphView:
@@ -51,9 +52,9 @@ def view_of(egraph: EGraph) -> EGraphView:
 
     by_class: dict[str, list[ENode]] = {}
     for name, table in frozen.functions.items():
-        if name not in _TERM_TABLES and name not in BY_EGG_NAME:
+        if name not in _TERM_TABLES and name not in ALL_BY_EGG_NAME:
             continue  # analysis tables, `ref` aliases, let bindings
-        spec = BY_EGG_NAME.get(name)
+        spec = ALL_BY_EGG_NAME.get(name)
         op = spec.primitive if spec else name
         out_sort = table.output_sort
         sorts = table.input_sorts

@@ -34,9 +34,13 @@ Equations
     `get`: their params hold Python callables (custom rules, thunks, remat policies) and jaxprs with their
     constants, which no field holds and reads back, so they stay on the Python side, `extra` the key of
     them in `Encoding.extras`;
-    `hcall(prim, extra, args, bodies)` for control flow (`scan`, `while`, `cond`): each sub-jaxpr is a
-    `Body.of(b, outs)` whose outputs are terms over its own inputs `Arr.barg(b, k)`, so rules rewrite
-    inside bodies as anywhere else; `bodies` is a `Bodies.cons` list in the order of the params.
+    one constructor per control-flow primitive (the catalogue trait "control_flow": `scan`, `while`,
+    `cond`), `p_scan(args, bodies, length, reverse, num_consts, ...) -> Tup`: its operands as one `Args`
+    list, its jaxprs as a `Bodies.cons` list in the order of its jaxpr params (scan's one body, while's
+    cond and body, each of cond's branches), then one field per other param, as for the primitives
+    above (`CONTROL_SPECS`). Each body is a `Body.of(b, outs)` whose outputs are terms over its own inputs
+    `Arr.barg(b, k)`, so rules rewrite inside bodies as anywhere else. The node holds no result types:
+    they follow from its bodies' outputs (`rewrites.decode.class_avals`), one source of truth for them.
 
 The e-class analysis facts rules can ask for are egglog functions: `shape_of(x)` (Vec[i64]) and
 `dtype_of(x)` (the dtype name); `rewrites.analyses.values` adds sign/zero/finiteness relations.
@@ -125,10 +129,6 @@ def get(t: Tup, i: i64Like) -> Arr: ...
 def call(prim: StringLike, extra: StringLike, args: Args) -> Tup: ...
 
 
-@function(egg_fn="hcall")
-def hcall(prim: StringLike, extra: StringLike, args: Args, bodies: Bodies) -> Tup: ...
-
-
 @function(egg_fn="ref", unextractable=True)
 def ref(k: i64Like) -> Arr:
     """The k-th equation result of an encoded program: an alias the loader unions with its definition."""
@@ -173,7 +173,8 @@ def args_list(xs: list[Arr]) -> Args:
 class TermSpec:
     """How one primitive is held in the e-graph: its constructor's operands (`arity` of them, or None for a
     variadic or multi-result primitive: one `Args` list of them all), its `results` (a count, None for any
-    number: a multi-result constructor gives a `Tup`) and its fields, one per param: first the `positional`
+    number: a multi-result constructor gives a `Tup`), its `bodies` (a control-flow primitive's jaxpr params,
+    held as one `Bodies` list after its `Args`) and its fields, one per other param: first the `positional`
     ones (the catalogue's `term_field` params, which rules compute with and pass by position), then the
     others, in schema order."""
 
@@ -182,10 +183,15 @@ class TermSpec:
     fields: tuple[tuple[str, FieldKind], ...] = ()
     positional: int = 0
     results: int | None = 1
+    bodies: tuple[str, ...] = ()  # a control-flow primitive's jaxpr params, held as its `Bodies` list
 
     @property
     def multiple_results(self) -> bool:
         return self.results != 1
+
+    @property
+    def control_flow(self) -> bool:
+        return bool(self.bodies)
 
     def kind_of(self, name: str) -> FieldKind:
         return dict(self.fields)[name]
@@ -206,8 +212,9 @@ class TermSpec:
 
     @property
     def children(self) -> int:
-        """The constructor's array children: its operands, or the one `Args` list of a variadic primitive."""
-        return 1 if self.arity is None else self.arity
+        """The constructor's term children: its operands, or the one `Args` list of a variadic primitive (and
+        the `Bodies` list of a control-flow one)."""
+        return 2 if self.bodies else 1 if self.arity is None else self.arity
 
     @property
     def constructor_name(self) -> str:
@@ -227,18 +234,45 @@ def _spec(row: Primitive) -> TermSpec:
     return TermSpec(row.name, arity, tuple(typed + others), len(typed), results)
 
 
+def _control_spec(row: Primitive) -> TermSpec:
+    """The term spec of a control-flow row: its jaxpr params are its bodies, every other param a field."""
+    bodies = tuple(name for name, p in row.params.items() if p.kind in ("jaxpr", "jaxprs"))
+    fields = [(name, field_kind(p)) for name, p in row.params.items() if name not in bodies]
+    return TermSpec(row.name, None, tuple(fields), 0, None, bodies)
+
+
 def _build_specs() -> dict[str, TermSpec]:
     return {name: _spec(PRIMITIVES[name]) for name in sorted(primitives_with("term"))}
 
 
 SPECS: dict[str, TermSpec] = _build_specs()
+# The control-flow primitives' specs, apart from `SPECS`: rules neither match nor build them, and no AD or
+# batching rule table has a row for them (transforms/ad/control.py and transforms/batching/control.py build
+# them from the equations).
+CONTROL_SPECS: dict[str, TermSpec] = {name: _control_spec(PRIMITIVES[name])
+                                      for name in sorted(primitives_with("control_flow"))}
+
+
+def body_params(spec: TermSpec, params: dict, bodies: Sequence) -> dict:
+    """A control-flow equation's params: the fields' `params` and its jaxpr params from `bodies`, in the
+    order of its `Bodies` list (a tuple-of-jaxprs param takes the rest: cond's branches)."""
+    out, k = dict(params), 0
+    for name in spec.bodies:
+        if PRIMITIVES[spec.primitive].params[name].kind == "jaxprs":
+            out[name], k = tuple(bodies[k:]), len(bodies)
+        else:
+            out[name], k = bodies[k], k + 1
+    return out
 
 
 def _make_constructor(spec: TermSpec):
     """An egglog constructor `p_<prim>(operands..., fields...) -> Arr` (`p_<prim>(args, ...)` for a variadic
-    primitive, `p_<prim>(args, ...) -> Tup` for a multi-result one)."""
+    primitive, `p_<prim>(args, ...) -> Tup` for a multi-result one, `p_<prim>(args, bodies, ...) -> Tup` for
+    a control-flow one)."""
     if spec.arity is None:
         params = [inspect.Parameter("args", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Args)]
+        if spec.bodies:
+            params.append(inspect.Parameter("bodies", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Bodies))
     else:
         params = [inspect.Parameter(f"x{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Arr)
                   for i in range(spec.arity)]
@@ -255,7 +289,10 @@ def _make_constructor(spec: TermSpec):
 
 
 CONSTRUCTORS: dict[str, Any] = {name: _make_constructor(spec) for name, spec in SPECS.items()}
+CONTROL_CONSTRUCTORS: dict[str, Any] = {name: _make_constructor(spec) for name, spec in CONTROL_SPECS.items()}
 BY_EGG_NAME: dict[str, TermSpec] = {spec.constructor_name: spec for spec in SPECS.values()}
+# Every constructor's spec by its egglog name, the control-flow ones too (for reading e-graph tables).
+ALL_BY_EGG_NAME: dict[str, TermSpec] = {**BY_EGG_NAME, **{s.constructor_name: s for s in CONTROL_SPECS.values()}}
 
 
 def field_value(spec: TermSpec, name: str, value: Any, in_avals: Sequence | None = None) -> Any:
@@ -413,11 +450,14 @@ def _term_uses() -> tuple:
     xs = args_list([x])
     bodies = Bodies.cons(Body.of(0, args_list([Arr.barg(0, 0)])), Bodies.nil())
     uses = [shape_of(x), dtype_of(x), ref(0), Arr.const(0), Arr.scalar(0.0, ""), get(call("", "", xs), 0),
-            get(hcall("", "", xs, bodies), 0), output_at(0, x)]
+            output_at(0, x)]
     for spec in SPECS.values():
         fields = [_placeholder(kind) for _, kind in spec.fields]
         operands = [xs] if spec.arity is None else [x] * spec.arity
         uses.append(CONSTRUCTORS[spec.primitive](*operands, *fields))
+    for spec in CONTROL_SPECS.values():
+        fields = [_placeholder(kind) for _, kind in spec.fields]
+        uses.append(get(CONTROL_CONSTRUCTORS[spec.primitive](xs, bodies, *fields), 0))
     return tuple(uses)
 
 

@@ -11,13 +11,15 @@ from egglog import bindings as eb
 
 from ir.core import ShapedArray
 from rewrites.build_terms import B
-from rewrites.encode import Term, body_term, closed_over, hcall_term, new_body, without_closed_over
+from rewrites.encode import Term, body_term, closed_over, control_term, new_body, without_closed_over
 
 
 class ControlNode:
-    """Builds one control-flow node: operands, bodies, result avals; binds its results. Set the operands
-    before the bodies: a body's leading inputs that are consts are the operands' own terms
-    (`rewrites.encode.closed_over`), so the algebra and decoding see what is loop-invariant."""
+    """Builds one control-flow node: operands, bodies, result avals; binds its results. `params` are the
+    primitive's params but its jaxprs (the bodies stand for them). Set the operands before the bodies: a
+    body's leading inputs that are consts are the operands' own terms (`rewrites.encode.closed_over`), so the
+    algebra and decoding see what is loop-invariant. The result avals are the facts its results are bound
+    with; the node itself holds none (they follow from its bodies)."""
 
     def __init__(self, builder, prim: str, params: dict):
         self.b, self.prim, self.params = builder, prim, params
@@ -36,8 +38,7 @@ class ControlNode:
     def results(self) -> list[eb.Call]:
         loader = self.b.loader
         params, operands = without_closed_over(self.prim, self.params, self.operands, loader.enc)
-        key = loader.enc.hcall_key(self.prim, params, self.out_avals)
-        tup = hcall_term(self.prim, key, operands, self.bodies)
+        tup = control_term(self.prim, params, operands, self.bodies)
         return [self.b.bind(B.get(tup, k), a) for k, a in enumerate(self.out_avals)]
 
 

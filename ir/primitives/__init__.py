@@ -70,6 +70,9 @@ TRAITS: dict[str, str] = {
     "region_read": "reads only the region of its first operand that it copies out (slices, gathers)",
     "scalar_combiner": "its jaxpr param is a scalar combiner applied per element, not a body run as a program",
     "higher_order": "its params hold jaxprs it runs as programs (jit, cond, scan, while, custom rules, ...)",
+    "control_flow": "a higher-order primitive whose jaxprs the e-graph holds as `Body` terms (scan, while, cond): "
+                    "its own constructor `p_<name>(args, bodies, fields...)` gives a `Tup`, every param but its "
+                    "jaxprs a field (rewrites/terms.py)",
     "call": "only calls its body: runs its jaxpr once on its operands, its results are the jaxpr's outputs (so "
             "inlining it changes nothing)",
     "random": "a PRNG primitive (keys, bits, key data)",

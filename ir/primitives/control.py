@@ -10,6 +10,7 @@ from ir.primitives.schema import ANY, BOOL, DTYPE, JAXPR, JAXPRS, NAT, RECORD, d
 
 _ANY_COUNT = {"operands": variadic(0), "results": variadic(0)}
 _CALLS = {"higher_order"}  # runs the jaxprs its params hold
+_CONTROL = {*_CALLS, "control_flow"}  # and the e-graph holds them as bodies it rewrites inside
 # jit's params: those JAX prints, and those it hides at their defaults (ir/text/eqn_rules.py)
 _JIT = {"jaxpr": JAXPR, "name": ANY, "donated_invars": ANY, "inline": defaulting(ANY, False, printed=False),
         "keep_unused": defaulting(ANY, False, printed=False), "in_shardings": ANY, "out_shardings": ANY,
@@ -35,10 +36,10 @@ define("custom_vjp_call_jaxpr", **_ANY_COUNT, traits=_CALLS,
        params={"fun_jaxpr": JAXPR, "num_consts": NAT, "fwd_jaxpr_thunk": ANY, "bwd": ANY, "out_trees": ANY,
                "symbolic_zeros": ANY})
 define("cond", operands=variadic(1), results=variadic(0), params={"branches": JAXPRS, "branches_platforms": ANY},
-       traits=_CALLS)
-define("while", **_ANY_COUNT, traits=_CALLS, gaps={"vjp": "reverse mode through while: JAX has none either"},
+       traits=_CONTROL)
+define("while", **_ANY_COUNT, traits=_CONTROL, gaps={"vjp": "reverse mode through while: JAX has none either"},
        params={"cond_jaxpr": JAXPR, "body_jaxpr": JAXPR, "cond_nconsts": NAT, "body_nconsts": NAT})
-define("scan", **_ANY_COUNT, traits=_CALLS,
+define("scan", **_ANY_COUNT, traits=_CONTROL,
        params={"jaxpr": JAXPR, "length": NAT, "reverse": BOOL, "num_consts": NAT, "num_carry": NAT, "linear": ANY,
                "unroll": ANY, "_split_transpose": ANY})
 define("custom_linear_solve", **_ANY_COUNT, params={"const_lengths": RECORD, "jaxprs": RECORD}, traits=_CALLS)

@@ -87,7 +87,25 @@ def cond_rule(index: ShapedArray, *operands: ShapedArray, **params) -> list[Shap
         _check_types("cond", f"input types of branch 0 and branch {i}", first.in_avals, branch.in_avals)
         _check_types("cond", f"output types of branch 0 and branch {i}", first.out_avals, branch.out_avals)
     _check_types("cond", "operands and the branch inputs", first.in_avals, operands)
-    return [_weak_join(avals) for avals in zip(*(b.out_avals for b in branches), strict=True)]
+    return cond_results([b.out_avals for b in branches])
+
+
+# The result avals of scan, while and cond from their bodies' output avals: the shape rules below use them,
+# and so does the e-graph, whose control-flow nodes hold their bodies as terms (rewrites/decode.py).
+def cond_results(branch_outs: Sequence[Sequence[ShapedArray]]) -> list[ShapedArray]:
+    """A cond's results: its branches' outputs, weak only where every branch's is."""
+    return [_weak_join(avals) for avals in zip(*branch_outs, strict=True)]
+
+
+def while_results(init: Sequence[ShapedArray], body_outs: Sequence[ShapedArray]) -> list[ShapedArray]:
+    """A while's results: its carries, weak only where both the init and the body's output are."""
+    return [_weak_join(pair) for pair in zip(init, body_outs, strict=True)]
+
+
+def scan_results(length: int, num_carry: int, body_outs: Sequence[ShapedArray]) -> list[ShapedArray]:
+    """A scan's results: the body's carry outputs, then its ys stacked along a leading axis of `length`."""
+    carry_out, ys = body_outs[:num_carry], body_outs[num_carry:]
+    return [*carry_out, *(ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in ys)]
 
 
 @shape_rule("while")
@@ -105,7 +123,7 @@ def while_rule(*avals: ShapedArray, **params) -> list[ShapedArray]:
     _check_types("while", "body consts and carry vs body_jaxpr inputs", body_jaxpr.in_avals,
                  body_consts + init)
     _check_types("while", "body_jaxpr outputs and the carry", init, body_jaxpr.out_avals)
-    return [_weak_join(pair) for pair in zip(init, body_jaxpr.out_avals, strict=True)]
+    return while_results(init, body_jaxpr.out_avals)
 
 
 @shape_rule("scan")
@@ -127,10 +145,9 @@ def scan_rule(*avals: ShapedArray, **params) -> list[ShapedArray]:
     x_slices = [ShapedArray(x.shape[1:], x.dtype, x.weak_type) for x in xs]
     _check_types("scan", "consts, carry and xs slices vs jaxpr inputs", body.in_avals,
                  [*consts, *init, *x_slices])
-    carry_out, ys = body.out_avals[:num_carry], body.out_avals[num_carry:]
     carry_in = body.in_avals[num_consts:num_consts + num_carry]
-    _check_types("scan", "carry outputs and carry inputs of the jaxpr", carry_in, carry_out)
-    return [*carry_out, *(ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in ys)]
+    _check_types("scan", "carry outputs and carry inputs of the jaxpr", carry_in, body.out_avals[:num_carry])
+    return scan_results(length, num_carry, body.out_avals)
 
 
 @shape_rule("optimization_barrier")

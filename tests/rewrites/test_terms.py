@@ -184,3 +184,53 @@ def test_a_primitive_without_a_row_is_refused_whatever_its_result_count():
     closed = ClosedJaxpr(Jaxpr([], [a], [a], [Eqn("my_pair", [a], [Var(F64), Var(F64)], {})]), [])
     with pytest.raises(UnsupportedPrimitive, match="my_pair"):
         encode(closed, EGraph())
+
+
+def test_control_flow_has_typed_constructors_whose_bodies_stand_for_the_jaxpr_params():
+    from rewrites.terms import CONTROL_SPECS
+
+    assert set(CONTROL_SPECS) == {"scan", "while", "cond"} and not set(CONTROL_SPECS) & set(SPECS)
+    scan, loop, cond = CONTROL_SPECS["scan"], CONTROL_SPECS["while"], CONTROL_SPECS["cond"]
+    assert scan.bodies == ("jaxpr",) and loop.bodies == ("cond_jaxpr", "body_jaxpr") and cond.bodies == ("branches",)
+    assert {name: kind.name for name, kind in scan.fields} == {
+        "length": "int", "reverse": "bool", "num_consts": "int", "num_carry": "int", "linear": "text",
+        "unroll": "text", "_split_transpose": "text"}
+    assert [kind.name for _, kind in loop.fields] == ["int", "int"] and cond.field_names == ("branches_platforms",)
+    assert scan.multiple_results and scan.arity is None and scan.children == 2
+
+
+def test_a_control_flow_program_encodes_typed_and_decodes_to_the_same_program():
+    from egglog import EGraph
+
+    import ir
+    import ir.numpy as jnp
+    from eval.interpreter import eval_jaxpr
+    from rewrites.decode import class_avals, decode
+    from rewrites.encode import encode
+    from rewrites.serialize import view_of
+
+    def f(w, xs):
+        def step(h, x):
+            return jnp.tanh(w * h + x), jnp.sum(h)
+        h, ys = lax.scan(step, w, xs)
+        _, k = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, jnp.sum(ys)))
+        return lax.cond(k > 0.0, lambda a: a * h, lambda a: a - h, k), ys
+
+    w, xs = np.array([0.3, -0.2]), np.linspace(-1, 1, 8).reshape(4, 2)
+    closed = ir.make_jaxpr(f)(w, xs)
+    egraph = EGraph()
+    enc = encode(closed, egraph, close_loops=False)
+    egraph.register(*(output_at(k, out) for k, out in enumerate(enc.outputs)))
+    view = view_of(egraph)
+    ops = {node.op for node in view.nodes}
+    assert {"scan", "while", "cond"} <= ops and "call" not in ops and not enc.extras
+    [scan] = [n for n in view.nodes if n.op == "scan"]
+    [eqn] = [e for e in closed.jaxpr.eqns if e.primitive == "scan"]
+    assert scan.payload[:4] == tuple(eqn.params[k] for k in ("length", "reverse", "num_consts", "num_carry"))
+    avals = class_avals(view, enc)  # a control-flow node's result types come from its bodies' outputs
+    assert [str(a) for a in avals[view.node_class[view.nodes.index(scan)]]] == [str(v.aval) for v in eqn.outvars]
+    choice = {cls: members[0] for cls, members in view.classes.items()}
+    back = decode(view, choice, enc, avals)
+    assert sorted(map(str, back.jaxpr.eqns)) == sorted(map(str, closed.jaxpr.eqns))
+    for got, want in zip(eval_jaxpr(back, w, xs), eval_jaxpr(closed, w, xs), strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -73,7 +73,7 @@ def scan_jvp(builder, eqn: Eqn, tans: list) -> list:
     out_nz[:c] = carry
     groups = [range(0, k), range(k, k + c), range(k + c, n)]
     order = [(i, tangent) for g in groups for tangent in (False, True) for i in g if not tangent or nz[i]]
-    node = ControlNode(builder, "scan", {**p, "jaxpr": None, "num_consts": k + sum(nz[:k]),
+    node = ControlNode(builder, "scan", {**p, "num_consts": k + sum(nz[:k]),
                                          "num_carry": c + sum(carry)})
     node.operands = [_tangent(builder, eqn.invars[i], tans[i]) if tangent else builder.atom(eqn.invars[i])
                      for i, tangent in order]
@@ -106,8 +106,7 @@ def while_jvp(builder, eqn: Eqn, tans: list) -> list:
     nz[ck + bk:] = carry
     body_consts = [i for i in range(ck, ck + bk) if nz[i]]
     carries = [i for i in range(ck + bk, len(eqn.invars)) if nz[i]]
-    node = ControlNode(builder, "while", {**p, "cond_jaxpr": None, "body_jaxpr": None,
-                                          "body_nconsts": bk + len(body_consts)})
+    node = ControlNode(builder, "while", {**p, "body_nconsts": bk + len(body_consts)})
     operand = [(i, False) for i in range(ck + bk)] + [(i, True) for i in body_consts] + [
         (i, False) for i in range(ck + bk, len(eqn.invars))] + [(i, True) for i in carries]
     node.operands = [_tangent(builder, eqn.invars[i], tans[i]) if t else builder.atom(eqn.invars[i])
@@ -144,7 +143,7 @@ def cond_jvp(builder, eqn: Eqn, tans: list) -> list:
     nz = [t is not None for t in tans[1:]]
     out_nz = [any(col) for col in zip(*(_nonzero_outputs(br.jaxpr, nz) for br in branches), strict=True)]
     dots = [i for i, z in zip(ops, nz, strict=True) if z]
-    node = ControlNode(builder, "cond", {**eqn.params, "branches": len(branches)})
+    node = ControlNode(builder, "cond", eqn.params)
     node.operands = [builder.atom(x) for x in eqn.invars] + [tans[i] for i in dots]
     in_avals = [eqn.invars[i].aval for i in ops] + [eqn.invars[i].aval for i in dots]
     tangent_outs = [j for j, z in enumerate(out_nz) if z]
@@ -176,7 +175,7 @@ def cond_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     seeded = [j for j, c in enumerate(cts) if c is not None]
     if not wanted or not seeded:
         return [None] * len(eqn.invars)
-    node = ControlNode(builder, "cond", {**eqn.params, "branches": len(branches)})
+    node = ControlNode(builder, "cond", eqn.params)
     node.operands = [builder.atom(x) for x in eqn.invars] + [cts[j] for j in seeded]
     in_avals = [eqn.invars[i].aval for i in ops] + [eqn.outvars[j].aval for j in seeded]
 
@@ -212,7 +211,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
                for i in range(k, k + c)]
 
     # the forward scan: the original, also stacking each iteration's input carries
-    forward = ControlNode(builder, "scan", {**p, "jaxpr": None})
+    forward = ControlNode(builder, "scan", p)
     forward.operands = [builder.atom(x) for x in eqn.invars]
 
     def fill_forward(leaves):
@@ -233,7 +232,7 @@ def scan_vjp(builder, eqn: Eqn, cts: list, active: list[bool]) -> list:
     def ct_of(j):
         return cts[j] if cts[j] is not None else builder.zero(eqn.outvars[j].aval)
 
-    backward = ControlNode(builder, "scan", {**p, "jaxpr": None, "reverse": not p["reverse"], "num_consts": k,
+    backward = ControlNode(builder, "scan", {**p, "reverse": not p["reverse"], "num_consts": k,
                                        "num_carry": len(float_carry) + len(float_consts)})
     backward.operands = ([builder.atom(eqn.invars[i]) for i in range(k)]
                          + [ct_of(i - k) for i in float_carry]

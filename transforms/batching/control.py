@@ -97,7 +97,7 @@ def scan_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
                            list(flags[k + c:]))
     in_b = list(flags[:k]) + carry + list(flags[k + c:])
     out_b = carry + _batched_outputs(body.jaxpr, in_b)[c:]
-    node = ControlNode(batcher, "scan", {**p, "jaxpr": None})
+    node = ControlNode(batcher, "scan", p)
     for i in range(n):
         term = _operand(batcher, eqn, i, flags, batched, in_b[i])
         if i >= k + c and flags[i]:  # (B, L, ...) -> (L, B, ...)
@@ -147,7 +147,7 @@ def cond_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
     in_b = list(flags[1:])
     out_b = [any(col) for col in zip(*(_batched_outputs(br.jaxpr, in_b) for br in branches), strict=True)]
     if not flags[0]:
-        node = ControlNode(batcher, "cond", {**eqn.params, "branches": len(branches)})
+        node = ControlNode(batcher, "cond", eqn.params)
         node.operands = [_operand(batcher, eqn, i, flags, batched, False) for i in range(len(eqn.invars))]
         for branch in branches:
             _body(node, batcher, branch, in_b, out_b)
@@ -173,7 +173,7 @@ def while_batch(batcher, eqn: Eqn, flags, batched: dict) -> list:
     [pred_b] = _batched_outputs(cond.jaxpr, list(flags[:ck]) + carry)
     if pred_b:
         return _while_batched_predicate(batcher, eqn, flags, batched)
-    node = ControlNode(batcher, "while", {**p, "cond_jaxpr": None, "body_jaxpr": None})
+    node = ControlNode(batcher, "while", p)
     in_b = list(flags[:ck + bk]) + carry
     node.operands = [_operand(batcher, eqn, i, flags, batched, in_b[i]) for i in range(n)]
     _body(node, batcher, cond, in_b[:ck] + carry, [False])
@@ -193,7 +193,7 @@ def _while_batched_predicate(batcher, eqn: Eqn, flags, batched: dict) -> list:
     carry_avals = [with_batch(v.aval, size) for v in eqn.outvars]
     pred_aval = ShapedArray((size,), cond.jaxpr.outvars[0].aval.dtype)
     # the body also takes the condition's consts: it computes each element's predicate
-    node = ControlNode(batcher, "while", {**p, "cond_jaxpr": None, "body_jaxpr": None, "body_nconsts": ck + bk})
+    node = ControlNode(batcher, "while", {**p, "body_nconsts": ck + bk})
     node.operands = ([_operand(batcher, eqn, i, flags, batched, False) for i in range(ck)] * 2
                      + [_operand(batcher, eqn, i, flags, batched, False) for i in range(ck, ck + bk)]
                      + [_operand(batcher, eqn, i, flags, batched, True) for i in range(ck + bk, n)])
