@@ -1,4 +1,5 @@
-"""Greedy DAG extraction (extraction-gym's "faster-greedy-dag", run on the bottom-up driver).
+"""Greedy DAG extraction (extraction-gym's "faster-greedy-dag", run on the bottom-up driver), then sharing
+(`rewrites.extract.share`: a class takes a node the rest of the program already pays for when that is cheaper).
 
 Each class keeps the set of classes of its chosen sub-DAG and that set's cost (each class counted
 once). A node's value is cost[node] + the cost of the union of its children's sets; each class takes
@@ -26,6 +27,7 @@ import numpy as np
 
 from rewrites.egraph_view import EGraphView
 from rewrites.extract.result import Cost, Extraction, finish, normalize_costs
+from rewrites.extract.share import share_choice
 from rewrites.extract.tree import bottom_up, check_roots
 
 
@@ -91,4 +93,5 @@ def extract_greedy_dag(view: EGraphView, cost: Sequence[Cost], **options) -> Ext
     cost = normalize_costs(view, cost)
     chosen = greedy_dag_choice(view, cost)
     check_roots(view, "greedy_dag", chosen)
+    chosen = share_choice(view, cost, chosen)
     return finish(view, "greedy_dag", chosen, cost, "greedy", time.perf_counter() - start)

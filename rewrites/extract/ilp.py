@@ -37,6 +37,7 @@ from rewrites.egraph_view import EGraphView
 from rewrites.extract.greedy_dag import greedy_dag_choice
 from rewrites.extract.gym_ports import GymTimeout, gym_bottom_up, gym_faster_greedy_dag
 from rewrites.extract.result import Cost, Extraction, finish, normalize_costs, postorder
+from rewrites.extract.share import share_choice
 from rewrites.extract.tree import check_roots, tree_costs
 
 # Classes with more usable nodes than this skip the quadratic dominance check.
@@ -53,6 +54,7 @@ def extract_ilp(view: EGraphView, cost: Sequence[Cost], *, time_limit: float = 1
     cost = normalize_costs(view, cost)
     greedy = greedy_dag_choice(view, cost)
     check_roots(view, "ilp", greedy)
+    greedy = share_choice(view, cost, greedy)
     fallback = cheapest_heuristic(view, cost, greedy, deadline=start + time_limit / 4)
     nodes, classes = _prune(view, cost)
 

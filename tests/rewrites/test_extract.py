@@ -67,6 +67,21 @@ def test_ilp_finds_the_sharing_greedy_misses():
     assert ilp.status == "optimal"
 
 
+def test_greedy_dag_reuses_a_node_the_program_already_pays_for():
+    # An AD forward scan (t2) computes the primal's result r1 and the residual r2; the primal scan (t1) only r1,
+    # a little cheaper. Greedy prices r1 alone and takes t1, then r2 needs t2 too: both scans run. Sharing
+    # switches r1 to t2, which the program computes anyway.
+    view = egraph("r1: get0 t1 | get0b t2; r2: get1 t2; t1: scan1 x; t2: scan2 x; x: X", roots=["r1", "r2"])
+    cost = costs(view, {"scan1": 10, "scan2": 11, "X": 1, "get0": 0, "get0b": 0, "get1": 0})
+    from rewrites.extract.greedy_dag import greedy_dag_choice
+
+    alone = greedy_dag_choice(view, cost)
+    assert view.nodes[alone[view.index.class_of["r1"]]].op == "get0"  # what greedy picks by itself
+    for method in ("greedy_dag", "ilp"):
+        result = run(view, cost, method)
+        assert result.expr("r1") == "(get0b (scan2 X))" and result.dag_cost == 12
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_cycle_x_equals_neg_neg_x_extracts_the_base_case(method):
     view = egraph("x0: x | neg n1; n1: neg x0")

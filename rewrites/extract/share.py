@@ -1,0 +1,145 @@
+"""Sharing after greedy DAG extraction: classes switch to nodes whose children the extracted program already
+computes, when that lowers its DAG cost.
+
+Greedy DAG extraction prices each class's sub-DAG alone, so two classes can each pick one of two nodes of
+equal price that the program then needs both of: an AD forward scan computes the primal's results and its
+residuals, the primal scan only the results, and with the results' classes tied between the two scans a
+gradient ran both. This pass looks at the program as a whole and tries, in a fixed order: for each class d of
+the program but a root, every class using d switched to its cheapest node that does not use d and whose
+children are all in the program (dropping d and what only it needs); then each class switched to a cheaper
+node of its own whose children are in the program. A move is kept if the choice stays acyclic and the DAG cost
+from the roots goes strictly down; repeated until no move helps. So the result is never costlier than
+greedy's, and is greedy's own wherever nothing in the program could be shared. It finds no sharing that needs
+a class the program does not have yet (that is the ILP's job).
+
+A trial walks the program once; moves are only tried where every switched class has such a node, which the
+commuted and re-associated variants of a node (the same children) make rare.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from rewrites.egraph_view import EGraphView
+from rewrites.extract.result import Cost, exact_sum
+
+
+def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int]) -> dict[int, int]:
+    """`chosen` (class number -> node) with classes switched to nodes the rest of the program already pays for,
+    while that lowers the DAG cost from the roots; the classes off the program keep their choice."""
+    ix = view.index
+    chosen = dict(chosen)
+    program = _program(ix, chosen)
+    if program is None:
+        return chosen
+    current = exact_sum(cost[chosen[c]] for c in program)
+    while True:
+        refs = _references(ix, chosen, program)
+        for switch in _moves(ix, cost, chosen, program, refs):
+            if not _saves(ix, cost, chosen, refs, switch):
+                continue
+            trial = {**chosen, **switch}
+            reached = _program(ix, trial)
+            if reached is None:
+                continue  # a switched node needs its own class: a cycle
+            total = exact_sum(cost[trial[d]] for d in reached)
+            if total < current:
+                chosen, program, current = trial, reached, total
+                break
+        else:
+            return chosen
+
+
+def _moves(ix, cost, chosen: dict[int, int], program: set[int], refs: dict[int, int]):
+    """Switches to try (class -> new node), in a deterministic order: for each class d of the program but a
+    root, every class using it switched to its cheapest node that does not (dropping d, if nothing else needs
+    it); then each class switched to a cheaper node of its own."""
+    users: dict[int, list[int]] = {c: [] for c in program}
+    for c in sorted(program):
+        for d in sorted(set(ix.children[chosen[c]])):
+            users[d].append(c)
+
+    def usable(c: int, without: int | None) -> list[int]:
+        return [m for m in ix.members[c] if m != chosen[c] and cost[m] != math.inf and c not in ix.children[m]
+                and without not in ix.children[m] and set(ix.children[m]) <= program]
+
+    roots = set(ix.roots)
+    for d in sorted(program - roots):
+        switch = {}
+        for u in users[d]:
+            options = usable(u, d)
+            if not options:
+                break
+            switch[u] = min(options, key=lambda m: (cost[m], m))
+        else:
+            yield switch
+    for c in sorted(program):
+        cheaper = [m for m in usable(c, None) if cost[m] < cost[chosen[c]]]
+        if cheaper:
+            yield {c: min(cheaper, key=lambda m: (cost[m], m))}
+
+
+def _references(ix, chosen: dict[int, int], program: set[int]) -> dict[int, int]:
+    """How many classes of the program (and root slots) use each class of it through their chosen node."""
+    refs = dict.fromkeys(program, 0)
+    for r in set(ix.roots):
+        refs[r] += 1
+    for c in program:
+        for d in set(ix.children[chosen[c]]):
+            refs[d] += 1
+    return refs
+
+
+def _saves(ix, cost, chosen: dict[int, int], refs: dict[int, int], switch: dict[int, int]) -> bool:
+    """Whether a switch may lower the DAG cost, by reference counting: the classes it frees are those whose last
+    user goes, in cascade, and it may save if they cost more than the switched nodes add. The cascade stops as
+    soon as they do, or after `_CASCADE` classes (a saving so deep is not looked for: that bounds the pass's
+    time on long chains whose every class has another node). Where a switched class is itself freed (its new
+    node's children then stay counted) it can only miss a saving; a move is checked exactly before it is
+    kept."""
+    added = exact_sum([cost[m] for m in switch.values()] + [-cost[chosen[u]] for u in switch])
+    if added < 0:
+        return True
+    left: dict[int, int] = {}
+    for u, m in switch.items():
+        for k in set(ix.children[m]) - set(ix.children[chosen[u]]):
+            left[k] = left.get(k, refs[k]) + 1
+    stack = [k for u, m in switch.items() for k in sorted(set(ix.children[chosen[u]]) - set(ix.children[m]))]
+    freed, count = 0, 0  # a running sum: this only sorts moves out, the kept ones are priced exactly
+    while stack and count < _CASCADE:
+        k = stack.pop()
+        left[k] = left.get(k, refs[k]) - 1
+        if left[k] == 0:
+            freed, count = freed + cost[chosen[k]], count + 1
+            if freed > added:
+                return True
+            stack.extend(sorted(set(ix.children[chosen[k]])))
+    return False
+
+
+_CASCADE = 64
+
+
+def _program(ix, chosen: dict[int, int]) -> set[int] | None:
+    """The classes reachable from the roots through `chosen`, or None if the choice has a cycle there."""
+    state: dict[int, int] = {}  # 1 = on the stack, 2 = done
+    for root in ix.roots:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, 0)]
+        while stack:
+            c, k = stack.pop()
+            kids = ix.children[chosen[c]]
+            if k < len(kids):
+                stack.append((c, k + 1))
+                d = kids[k]
+                if state.get(d) == 1:
+                    return None
+                if d not in state:
+                    state[d] = 1
+                    stack.append((d, 0))
+            else:
+                state[c] = 2
+    return set(state)
