@@ -64,11 +64,12 @@ def test_the_gradient_scans_compute_the_invariants_once():
     assert scans
     for scan in scans:
         assert not {"sin", "exp"} & set(_prims(scan.params["jaxpr"]))
-    # The forward scan (which also stacks the carries) serves the primal results too. The greedy extractor
-    # cannot see that: the primal scan ties with it (a subset of its work at the same cost), and node text
-    # breaks the tie; the optimal extractor takes the forward scan alone.
-    optimal, _ = grad_program(closed, [0], options=Options(extractor="ilp"))
-    assert sum(e.primitive == "scan" for e in optimal.jaxpr.eqns) == 2
+    # The forward scan (which also stacks the carries) serves the primal results too: the primal scan ties with
+    # it (a subset of its work at the same cost), which greedy alone cannot see; its sharing pass and the optimal
+    # extractor take the forward scan alone.
+    for extractor in ("greedy_dag", "ilp"):
+        shared, _ = grad_program(closed, [0], options=Options(extractor=extractor))
+        assert sum(e.primitive == "scan" for e in shared.jaxpr.eqns) == 2, extractor
     [g] = eval_jaxpr(program, *RNN_ARGS)
     eps, u = 1e-6, np.array([0.2, -0.7, 0.5])
     fd = (eval_jaxpr(closed, RNN_ARGS[0] + eps * u, *RNN_ARGS[1:])[0]
