@@ -35,8 +35,9 @@ PARAM_SHAPES = ((2, 3), (2, 3, 4), (3,))  # param variables: values sampled at e
 def array_instances(rule: PatternRule, complex_dtypes: bool = False) -> list[tuple[tuple, list[Instance]]]:
     """For a rule that is not elementwise: (sampled param values, the rule's instances) at an array shape
     (every variable of one shape). Concrete params: one group at the first of `ARRAY_SHAPES` the left side
-    is defined for; param variables: a group per sampled binding (`params.bindings`) at `PARAM_SHAPES`."""
-    reasons, groups = [], []
+    is defined for; param variables: a group per sampled binding (`params.bindings`) at `PARAM_SHAPES`. A
+    bare-variable right side that has the left side's shape at no binding is an ill-typed rule."""
+    reasons, groups, other_shapes = [], [], []
     sampled = bool(P.param_uses(rule.rhs, P.param_uses(rule.lhs)))
     for shape in PARAM_SHAPES if sampled else ARRAY_SHAPES:
         found = 0
@@ -47,6 +48,8 @@ def array_instances(rule: PatternRule, complex_dtypes: bool = False) -> list[tup
                 if err.ill_typed:
                     raise
                 reasons.append(err.reason)
+                if err.other_shape:
+                    other_shapes.append(err.reason)
                 continue
             groups.append((P.show(binding), instances))
             found += 1
@@ -54,6 +57,8 @@ def array_instances(rule: PatternRule, complex_dtypes: bool = False) -> list[tup
                 break
         if groups and not sampled:
             break
+    if not groups and other_shapes:  # the right side never has the left side's shape: an ill-typed rule
+        raise NotInstantiable(other_shapes[0], ill_typed=True)
     if not groups:
         raise NotInstantiable(f"no array shape fits: {reasons[0]}" if reasons else "no array shape fits")
     return groups

@@ -269,6 +269,32 @@ def test_extra_carries_the_params_of_one_primitive_only():
         compile_rules([rule])
 
 
+def test_a_keyword_field_without_default_is_a_variable_or_a_value():
+    """concatenate's `dimension` and stack's `axis` have no default: a rule gives them as a variable (matched on
+    one side, built on the other) or a value; both compile, fire, dump back and verify (the verifier samples
+    the variable); leaving one out is refused, naming it."""
+    by_variable, by_value = rules_from_text(
+        "concat-neg exact neg(concatenate[dimension=k](x, y)) => concatenate[dimension=k](neg(x), neg(y))\n"
+        "stack-sum real reduce_sum[axes=(0,)](stack[axis=0](x, y)) => add(x, y)")
+    proof = prove_equal(lambda a, b: -jnp.concatenate([a, b], axis=1),
+                        lambda a, b: jnp.concatenate([-a, -b], axis=1), F64_2D, F64_2D, rules=[by_variable])
+    assert proof.equal and proof.report.rule_matches["concat-neg"] > 0, proof.report.summary()
+    proof = prove_equal(lambda a, b: jnp.sum(jnp.stack([a, b]), axis=0), lambda a, b: a + b, F64, F64,
+                        rules=[by_value])
+    assert proof.equal, proof.report.summary()
+    for r in (by_variable, by_value):
+        [p] = dump_rule(r)
+        assert reloadable(p) and parse_one(format_rule(p)) == p
+    assert "concatenate[dimension=k](x, y)" in format_rule(dump_rule(by_variable)[0])
+    assert "stack[axis=0](x, y)" in format_rule(dump_rule(by_value)[0])
+    from rewrites.verify import verify_rule
+
+    v = verify_rule(dump_rule(by_variable)[0], budget=20)
+    assert v.verdict == "ok" and v.evidenced == "exact" and "k=0" in v.details and "k=1" in v.details, str(v)
+    with pytest.raises(RuleSyntaxError, match="concatenate needs param 'dimension'"):
+        compile_rules(parse_rules("r exact neg(concatenate(x, y)) => x"))
+
+
 # --- dumping the built-in rules ---------------------------------------------------------------------------
 
 
