@@ -2,8 +2,8 @@
 
 Each class keeps the set of classes of its chosen sub-DAG and that set's cost (each class counted
 once). A node's value is cost[node] + the cost of the union of its children's sets; each class takes
-its cheapest node. This is greedy, not optimal: a class picks its own cheapest sub-DAG without
-knowing what its parents share elsewhere.
+its cheapest node, on a tie the one whose sub-DAG holds fewer equations. This is greedy, not optimal: a
+class picks its own cheapest sub-DAG without knowing what its parents share elsewhere.
 
 Because the driver makes classes final in order of value, a class's set is built once, from final
 sets only, so sets are never stale and the choice is acyclic by construction (the fixpoint version
@@ -37,16 +37,20 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
     size: list[int] = [0] * len(ix.class_ids)
     total: list[Cost] = [0] * len(ix.class_ids)
     own: list[Cost] = [0] * len(ix.class_ids)
+    eqns: list[int] = [0] * len(ix.class_ids)  # the equations of the sub-DAG (classes chosen with children)
+    is_eqn: list[bool] = [False] * len(ix.class_ids)
     floats = any(type(v) is float for v in cost)
 
-    def added_cost(classes: int) -> Cost:
-        values = [own[d] for d in _bits(classes)]
-        return math.fsum(values) if floats else sum(values)
+    def added(classes: int) -> tuple[Cost, int]:
+        """The cost and the equations that the classes `classes` add."""
+        bits = _bits(classes)
+        values = [own[d] for d in bits]
+        return math.fsum(values) if floats else sum(values), sum(is_eqn[d] for d in bits)
 
-    def evaluate(n: int) -> tuple[Cost, tuple[int, int] | None]:
+    def evaluate(n: int) -> tuple[Cost, int, tuple[int, int, int] | None]:
         kids = sorted(set(ix.children[n]))
         if not kids:
-            return cost[n], None
+            return cost[n], 0, None
         largest = max(kids, key=lambda d: (size[d], -d))
         base = members[largest]
         # Sets are downward closed (a class's set holds its children's sets), so a child already in
@@ -56,14 +60,17 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
             if not (base >> d) & 1:
                 extra |= members[d]
         extra &= ~base
-        return cost[n] + total[largest] + added_cost(extra), (largest, extra)
+        extra_cost, extra_eqns = added(extra)
+        count = eqns[largest] + extra_eqns + 1
+        return cost[n] + total[largest] + extra_cost, count, (largest, extra, count)
 
-    def on_final(c: int, n: int, value: Cost, data: tuple[int, int] | None) -> None:
+    def on_final(c: int, n: int, value: Cost, data: tuple[int, int, int] | None) -> None:
         if data is None:
             members[c] = 1 << c
         else:
-            largest, extra = data
+            largest, extra, eqns[c] = data
             members[c] = members[largest] | extra | (1 << c)
+            is_eqn[c] = True
         size[c] = members[c].bit_count()
         total[c], own[c] = value, cost[n]
 

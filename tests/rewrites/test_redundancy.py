@@ -8,11 +8,8 @@ from eval import eval_jaxpr
 from eval.oracle import compare_lists
 from rewrites.redundancy import CASES, measure, sample_inputs
 
-# The cases the optimizer does not reach yet, with what is missing (issue 20's rule families).
-MISSES = {
-    "slice-slice": "slice-slice fires, but flops prices a slice at 0: one slice and two tie, and the tie "
-                   "(node keys) keeps two",
-}
+# The cases the optimizer does not reach yet, with what is missing (issue 20's rule families): none now.
+MISSES: dict[str, str] = {}
 
 
 def test_the_suite_holds_at_least_60_programs_over_every_rule_set():
