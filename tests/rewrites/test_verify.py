@@ -207,6 +207,27 @@ def test_slice_rules_are_checked_at_sampled_bounds():
     assert v.verdict == "unsound", str(v)
 
 
+def test_real_domain_follows_jax_x64():
+    """log and sqrt of a negative are nan (JAX x64), not SymPy's complex values: exp(log(-1)) is nan, so a
+    select-guarded rule whose other case is nan there verifies as `real`; genuinely wrong rules are still caught."""
+    exp_log = A("exp", A("log", x))
+    guarded = rule("exp-log-guarded", "real", exp_log, A("select_n", A("ge", x, Lit(0.0)), A("log", x), x))
+    v = verify_rule(guarded)
+    assert (v.verdict, v.evidenced) == ("ok", "real") and v.symbolic.startswith("unknown"), str(v)
+    root = rule("sqrt-sq-guarded", "real", A("mul", A("sqrt", x), A("sqrt", x)),
+                A("select_n", A("ge", x, Lit(0.0)), A("sqrt", x), x))
+    assert verify_rule(root).verdict == "ok"
+    wrong_case = rule("exp-log-wrong", "real", exp_log, A("select_n", A("ge", x, Lit(0.0)), A("log", x), A("neg", x)))
+    v = verify_rule(wrong_case)
+    assert v.verdict == "unsound" and v.counterexample is not None, str(v)
+    wrong_guard = rule("exp-log-wrong-guard", "real", A("exp", A("log1p", x)),
+                       A("select_n", A("ge", x, Lit(0.0)), A("log", x), A("add", x, Lit(1.0))))
+    v = verify_rule(wrong_guard)  # at x = -1/2 the left side is 1/2, the right side nan
+    assert v.verdict == "unsound", str(v)
+    v = verify_rule(rule("exp-log-unguarded", "real", exp_log, x))  # nan becomes a number: unsafe
+    assert v.verdict == "misclassified" and v.evidenced == "unsafe", str(v)
+
+
 def test_ill_typed_right_side_is_unsound():
     v = verify_rule(rule("lt-to-x", "exact", A("lt", x, y), x))
     assert v.verdict == "unsound" and "right side" in v.reason, str(v)
