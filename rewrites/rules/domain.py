@@ -47,3 +47,10 @@ R.rw("expm1-log1p-select", REAL, T.expm1(T.log1p(x)), guarded(-1.0, x), *FLOAT_X
 # --- square roots -----------------------------------------------------------------------------------------
 R.rw("sqrt-mul-self-select", REAL, T.mul(T.sqrt(x), T.sqrt(x)), guarded(0.0, x), *FLOAT_X,
      math="sqrt(x)*sqrt(x) -> x >= 0 ? x : nan (x < 0: sqrt x is nan; x = -0.0 gives +0 on the left)")
+
+# --- the logistic of a logit ------------------------------------------------------------------------------
+_in_unit = getattr(T, "and")(T.ge(x, lit(0.0)), T.le(x, lit(1.0)))
+R.rw("logistic-logit-select", REAL, T.logistic(T.log(T.div(x, T.sub(lit(1.0), x)))),
+     T.select_n(args_list([_in_unit, _nan_like(), x])), *FLOAT_X,
+     math="logistic(log(x/(1-x))) -> 0 <= x <= 1 ? x : nan (x = 1: logistic(log inf) = 1; x = 0: 0; outside [0, 1] "
+          "the quotient is negative or nan; x = -0.0 gives +0 on the left)")

@@ -1,5 +1,5 @@
-"""Structural rules: reversals, slices of slices, reductions of broadcasts, sums of products as dots, a
-scalar factor out of a sum.
+"""Structural rules: reversals, slices of slices and concatenations of adjacent slices, reductions of broadcasts
+and stacks, sums of products as dots, a size-1 contraction as a product, a scalar factor out of a sum.
 
 Written with the positional fields of the constructors (`T.slice(x, start, limit)`, `T.rev(x, dims)`, ...): the
 keyword fields keep their defaults (a slice's `strides=None`), except concatenate's `dimension` and stack's
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from egglog import RewriteOrRule, Vec, eq, i64, rewrite, var, vars_
 
-from rewrites.analyses.shapes import EMPTY, MAX_RANK, VECMAT, float_dtype, ints, items, vec
+from rewrites.analyses.shapes import EMPTY, MATMUL, MAX_RANK, VECMAT, float_dtype, ints, items, vec
 from rewrites.analyses.values import finite
 from rewrites.rule import EXACT, GUARDED, REAL, UNSAFE, RuleBook
 from rewrites.rules.common import T, d, dtype_of, shape_of, sx, x, y, z
@@ -75,6 +75,16 @@ R.rw("sum-of-products-dot", REAL, T.reduce_sum(T.mul(x, y), ints(0)), T.dot_gene
      rank_is(shape_of(x), 1), eq(shape_of(y)).to(shape_of(x)), eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d),
      float_dtype(d),
      math="sum(x*y) over the one axis of vectors x, y -> dot(x, y) (real: the dot may sum in another order)")
+
+
+_outer = T.dot_general(x, y, MATMUL, **T.params("dot_general", "s"))
+R.rw("dot-outer-as-mul", REAL, _outer,
+     T.mul(T.broadcast_in_dim(x, r, ints(0, 1)), T.broadcast_in_dim(y, r, ints(0, 1))),
+     eq(shape_of(x)).to(sx), rank_is(sx, 2), eq(sx[1]).to(i64(1)), eq(shape_of(y)).to(sz), rank_is(sz, 2),
+     eq(sz[0]).to(i64(1)), eq(r).to(vec([sx[0], sz[1]])),
+     eq(dtype_of(_outer)).to(d), eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d),
+     math="A@B -> A*B broadcast, for A of shape (m, 1) and B of shape (1, n): a contraction over one element is "
+          "an outer product (real: a dot may add its one product to a zero, turning -0.0 into +0.0)")
 
 
 def _sum_scalar_factor(*guard) -> list[RewriteOrRule]:

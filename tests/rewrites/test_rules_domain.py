@@ -29,6 +29,8 @@ PROVES = [
      "accurate"),
     ("expm1-log1p-select", lambda x: jnp.expm1(jnp.log1p(x)), where_at_least(-1.0, lambda x: x), (F64,),
      "accurate"),
+    ("logistic-logit-select", lambda x: lax.logistic(jnp.log(x / (1.0 - x))),
+     lambda x: jnp.where((x >= 0.0) & (x <= 1.0), x, nan_like(x)), (F64,), "accurate"),
     ("sqrt-mul-self-select", lambda x: jnp.sqrt(x) * jnp.sqrt(x), where_at_least(0.0, lambda x: x), (F64,),
      "accurate"),
 ]
