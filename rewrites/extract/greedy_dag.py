@@ -2,8 +2,8 @@
 
 Each class keeps the set of classes of its chosen sub-DAG and that set's cost (each class counted
 once). A node's value is cost[node] + the cost of the union of its children's sets; each class takes
-its cheapest node, on a tie the one whose sub-DAG holds fewer equations. This is greedy, not optimal: a
-class picks its own cheapest sub-DAG without knowing what its parents share elsewhere.
+its cheapest node, on a tie the one whose sub-DAG holds fewer unpriced equations (`tree.bottom_up`). This is
+greedy, not optimal: a class picks its own cheapest sub-DAG without knowing what its parents share elsewhere.
 
 Because the driver makes classes final in order of value, a class's set is built once, from final
 sets only, so sets are never stale and the choice is acyclic by construction (the fixpoint version
@@ -26,7 +26,7 @@ import numpy as np
 
 from rewrites.egraph_view import EGraphView
 from rewrites.extract.result import Cost, Extraction, finish, normalize_costs
-from rewrites.extract.tree import bottom_up, check_roots
+from rewrites.extract.tree import bottom_up, check_roots, unpriced_equations
 
 
 def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = True) -> dict[int, int]:
@@ -37,12 +37,13 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
     size: list[int] = [0] * len(ix.class_ids)
     total: list[Cost] = [0] * len(ix.class_ids)
     own: list[Cost] = [0] * len(ix.class_ids)
-    eqns: list[int] = [0] * len(ix.class_ids)  # the equations of the sub-DAG (classes chosen with children)
-    is_eqn: list[bool] = [False] * len(ix.class_ids)
+    eqns: list[int] = [0] * len(ix.class_ids)  # the unpriced equations of the sub-DAG (`unpriced_equations`)
+    is_eqn: list[bool] = [False] * len(ix.class_ids)  # whether the class's chosen node is one
+    unpriced = unpriced_equations(view, cost)
     floats = any(type(v) is float for v in cost)
 
     def added(classes: int) -> tuple[Cost, int]:
-        """The cost and the equations that the classes `classes` add."""
+        """The cost and the unpriced equations that the classes `classes` add."""
         bits = _bits(classes)
         values = [own[d] for d in bits]
         return math.fsum(values) if floats else sum(values), sum(is_eqn[d] for d in bits)
@@ -61,7 +62,7 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
                 extra |= members[d]
         extra &= ~base
         extra_cost, extra_eqns = added(extra)
-        count = eqns[largest] + extra_eqns + 1
+        count = eqns[largest] + extra_eqns + unpriced[n]
         return cost[n] + total[largest] + extra_cost, count, (largest, extra, count)
 
     def on_final(c: int, n: int, value: Cost, data: tuple[int, int, int] | None) -> None:
@@ -70,7 +71,7 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
         else:
             largest, extra, eqns[c] = data
             members[c] = members[largest] | extra | (1 << c)
-            is_eqn[c] = True
+        is_eqn[c] = unpriced[n]
         size[c] = members[c].bit_count()
         total[c], own[c] = value, cost[n]
 
