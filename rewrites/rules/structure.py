@@ -66,11 +66,21 @@ R.family("reduce-max-broadcast", EXACT,
          [_reduce_of_broadcast(prim, k) for prim in ("reduce_max", "reduce_min") for k in range(1, MAX_RANK + 1)],
          math="max (min) over the dims a broadcast added -> x, when each has size >= 1 and x's dims are not "
               "expanded (the max of copies of v is v: nan and -0.0 included)")
-R.family("sum-of-stack", REAL,
-         [rewrite(T.reduce_sum(T.stack(args_list(xs), axis=axis), p)).to(total, rank_is(p, 1), eq(p[0]).to(axis))
-          for xs, total in (([x, y], T.add(x, y)), ([x, y, z], T.add(T.add(x, y), z)))],
+
+
+def _reduce_of_stack(reduce: str, combine: str) -> list[RewriteOrRule]:
+    """reduce(stack([x, y], a), [a]) -> combine(x, y), and of three operands combine(combine(x, y), z)."""
+    f = getattr(T, combine)
+    return [rewrite(getattr(T, reduce)(T.stack(args_list(xs), axis=axis), p)).to(
+        folded, rank_is(p, 1), eq(p[0]).to(axis)) for xs, folded in (([x, y], f(x, y)), ([x, y, z], f(f(x, y), z)))]
+
+
+R.family("sum-of-stack", REAL, _reduce_of_stack("reduce_sum", "add"),
          math="sum(stack([x, y, ...], a), [a]) -> x + y + ... (real: the sum may associate otherwise; the kinds of "
               "inf and nan results do not depend on the order)")
+R.family("max-of-stack", REAL, _reduce_of_stack("reduce_max", "max") + _reduce_of_stack("reduce_min", "min"),
+         math="max(stack([x, y, ...], a), [a]) -> max(max(x, y), ...), min likewise (nan propagates on both sides; "
+              "real: which of -0.0 and +0.0 comes out may depend on the order)")
 R.rw("sum-of-products-dot", REAL, T.reduce_sum(T.mul(x, y), ints(0)), T.dot_general(x, y, VECMAT),
      rank_is(shape_of(x), 1), eq(shape_of(y)).to(shape_of(x)), eq(dtype_of(x)).to(d), eq(dtype_of(y)).to(d),
      float_dtype(d),
