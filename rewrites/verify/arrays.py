@@ -36,22 +36,34 @@ def array_instances(rule: PatternRule, complex_dtypes: bool = False) -> list[tup
     """For a rule that is not elementwise: (sampled param values, the rule's instances) at an array shape
     (every variable of one shape). Concrete params: one group at the first of `ARRAY_SHAPES` the left side
     is defined for; param variables: a group per sampled binding (`params.bindings`) at `PARAM_SHAPES`. A
-    bare-variable right side that has the left side's shape at no binding is an ill-typed rule."""
+    bare-variable right side of another shape than the left side's is checked at a square shape instead, and
+    one that has the left side's shape at no binding is an ill-typed rule."""
     reasons, groups, other_shapes = [], [], []
     sampled = bool(P.param_uses(rule.rhs, P.param_uses(rule.lhs)))
     for shape in PARAM_SHAPES if sampled else ARRAY_SHAPES:
         found = 0
         for binding in P.bindings(rule, shape) if sampled else [{}]:
+            label = P.show(binding)
             try:
                 instances, _ = applicable_instances(P.bind(rule, binding), shape, complex_dtypes)
             except NotInstantiable as err:
                 if err.ill_typed:
                     raise
                 reasons.append(err.reason)
-                if err.other_shape:
-                    other_shapes.append(err.reason)
-                continue
-            groups.append((P.show(binding), instances))
+                if not err.other_shape:
+                    continue
+                other_shapes.append(err.reason)
+                # where the shapes differ the rule does not apply, but it may where they agree: a square shape
+                # (transpose(x, p) => x keeps a 3x3 matrix's shape for every p)
+                square = (3,) * len(shape)
+                try:
+                    instances, _ = applicable_instances(P.bind(rule, binding), square, complex_dtypes)
+                except NotInstantiable as again:
+                    if again.ill_typed:
+                        raise
+                    continue
+                label += (("shape", "x".join(map(str, square))),)
+            groups.append((label, instances))
             found += 1
             if found == P.MAX_BINDINGS:
                 break

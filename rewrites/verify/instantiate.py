@@ -270,7 +270,7 @@ def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
     `NotInstantiable` when no dtype can be instantiated and for right sides ill-typed where the left
     side is not."""
     check_instantiable(rule)
-    out, skipped, other_shape = [], [], True
+    out, skipped, other_shape = [], [], False
     for dtype in candidate_dtypes(rule, complex_dtypes):
         try:
             if shape is None:
@@ -282,10 +282,10 @@ def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
             if err.ill_typed:
                 raise
             skipped.append(err.reason)
-            other_shape = other_shape and err.other_shape
+            other_shape = other_shape or err.other_shape  # some dtype builds both sides, of two shapes
     if not out:
         reasons = list(dict.fromkeys(skipped))
         raise NotInstantiable("; ".join(reasons[:2]) + (f" (and {len(reasons) - 2} more)" if len(reasons) > 2 else "")
                               if reasons else "no dtype to check", shape_problem=True,
-                              other_shape=bool(reasons) and other_shape)
+                              other_shape=other_shape)
     return out, skipped

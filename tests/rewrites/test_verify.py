@@ -205,6 +205,12 @@ def test_slice_rules_are_checked_at_sampled_bounds():
                        A("slice", x, start_indices=s2, limit_indices=l2), dimension=0), x)
     v = verify_rule(unordered, budget=20)
     assert v.verdict == "unsound", str(v)
+    # a transpose keeps a square matrix's shape: transpose(x, p) => x applies there, and is caught
+    v = verify_rule(rule("transpose-any", "exact", A("transpose", x, permutation=Param("p")), x), budget=20)
+    assert v.verdict == "unsound" and "3x3" in str(v.counterexample.inputs), str(v)
+    # a right side of another shape at every sample is an ill-typed rule
+    v = verify_rule(rule("sum-is-x", "real", A("reduce_sum", x, axes=(0,)), x), budget=20)
+    assert v.verdict == "unsound" and "the right side gives" in v.reason, str(v)
 
 
 def test_real_domain_follows_jax_x64():
@@ -326,8 +332,8 @@ def test_param_variables_are_checked_at_sampled_values():
     assert v.verdict == "unsound" and v.counterexample.dtype in ("int32", "uint32"), str(v)
     assert dict(v.counterexample.inputs)["q"].startswith("(")
     dn = rule("dot-param", "real", A("dot_general", x, y, dimension_numbers=Param("dn")), x)
-    v = verify_rule(dn)  # dimension numbers are sampled (x·y, x·yᵀ, batched): the sides' shapes differ
-    assert v.verdict == "unsound" and "the right side gives" in v.reason, str(v)
+    v = verify_rule(dn)  # dimension numbers are sampled (x·y, x·yᵀ, batched); x·yᵀ keeps a square matrix's shape
+    assert v.verdict == "unsound" and "shape=3x3" in str(v.counterexample), str(v)
     starts = rule("slice-param", "real", A("slice", x, start_indices=Param("s"), limit_indices=Param("l")), x)
     assert verify_rule(starts).verdict == "ok"  # checked where the slice is the whole array
 
