@@ -21,7 +21,6 @@ holds its primitive values, decoded:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from typing import Any
 
@@ -162,12 +161,10 @@ def _reachable(by_class: dict[str, list[ENode]], roots: list[str]) -> dict[str, 
 
 
 def _node_text(node: ENode, names: dict[str, str]) -> str:
-    return f"{node.op}{_payload_text(node.payload)}({','.join(names.get(c, '?') for c in node.children)})"
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _payload_text(payload: tuple) -> str:
-    return canonical(payload)
+    # Not memoized by payload: equal tuples can print differently ((0,) == (False,), (0.0,) == (-0.0,)), so
+    # a memo returned whichever text came first and class names, hence tie-breaks, depended on the process's
+    # history (the golden record held such programs).
+    return f"{node.op}{canonical(node.payload)}({','.join(names.get(c, '?') for c in node.children)})"
 
 
 def _drop_dangling(by_class: dict[str, list[ENode]]) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ir.core import ClosedJaxpr
 from rewrites.decode import output_classes
+from rewrites.egraph_view import canonical
 from rewrites.engine import Limits, Report, extract_program, saturated
 from rewrites.explain.derive import UNEXPLAINED, Deriver, RawStep
 from rewrites.explain.match import Term
@@ -154,14 +155,14 @@ def _in_body(view, term: Term, seen: set | None = None) -> bool:
 def input_terms(loaded, view, roots: list[str] | None = None) -> list[Term]:
     """The input program's output terms in the saturated `view`: each node of the e-graph as loaded, found
     by its op, payload and (mapped) children among the saturated e-graph's nodes."""
-    index = {(n.op, n.payload, n.children): i for i, n in enumerate(view.nodes)}
+    index = {(n.op, canonical(n.payload), n.children): i for i, n in enumerate(view.nodes)}  # 0.0 != -0.0 here
     node_of: dict[str, int] = {}
     terms: dict[str, Term] = {}
     for cid, members in loaded.classes.items():  # leaves first: children are mapped before their parents
         node = loaded.nodes[members[0]]
         if not all(c in node_of for c in node.children):
             continue
-        key = (node.op, node.payload, tuple(view.node_class[node_of[c]] for c in node.children))
+        key = (node.op, canonical(node.payload), tuple(view.node_class[node_of[c]] for c in node.children))
         if key in index:
             node_of[cid] = index[key]
             terms[cid] = Term(index[key], tuple(terms[c] for c in node.children))

@@ -281,3 +281,20 @@ def test_choices_identical_across_processes_with_different_hash_seeds():
         outputs.append(json.loads(proc.stdout))
     assert outputs[0] == outputs[1]
     assert set(outputs[0]) == {"tree", "greedy_dag", "ilp"}
+
+
+@pytest.mark.parametrize("first,second", [((0,), (False,)), ((0.0,), (-0.0,)), ((1,), (1.0,))])
+def test_class_names_do_not_depend_on_what_was_named_before(first, second):
+    """Equal payloads that print differently ((0,) == (False,)) name their classes by their own text, whatever
+    the process named before: a memo keyed by the payload once made tie-breaks depend on history."""
+    from rewrites.serialize import canonical_class_ids
+
+    def names(payload):
+        by_class = {"r": [ENode("mul", ("a", "b"))], "a": [ENode("scalar", (), payload)],
+                    "b": [ENode("inp", (), (0,))]}
+        return canonical_class_ids(by_class, ["r"])[1]
+
+    fresh = names(second)
+    names(first)
+    assert names(second) == fresh
+    assert names(first) != fresh
