@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, NamedTuple
 
+# Nodes of eqjax's term language that are no equation although they have children: operand and body lists, a
+# body, and the projection of a multi-result equation's tuple (`rewrites.terms`).
+STRUCTURAL_OPS = frozenset({"get", "cons", "nil", "body", "bcons", "bnil"})
+
 
 @dataclass(frozen=True)
 class ENode:
@@ -84,6 +88,12 @@ class EGraphView:
         return Index(class_ids, class_of, [class_of[cid] for cid in self.node_class],
                      [tuple(class_of[ch] for ch in node.children) for node in self.nodes],
                      [list(self.classes[cid]) for cid in class_ids], [class_of[r] for r in self.roots])
+
+    @cached_property
+    def is_equation(self) -> list[bool]:
+        """Whether each node stands for an equation: it has children and is no list, body or projection
+        (`STRUCTURAL_OPS`). Extraction breaks cost ties by how many a term holds."""
+        return [bool(node.children) and node.op not in STRUCTURAL_OPS for node in self.nodes]
 
     @cached_property
     def node_rank(self) -> list[int]:

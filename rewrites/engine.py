@@ -29,6 +29,7 @@ from egglog.egraph_state import span
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.analyses.signed_zero import negative_zero_unions
 from rewrites.decode import class_avals, decode, is_control, node_params, node_primitive, operand_classes
+from rewrites.egraph_view import STRUCTURAL_OPS
 from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, load, output_actions
 from rewrites.extract import extract
 from rewrites.liveness import live_eggs
@@ -40,7 +41,7 @@ from rewrites.rulesets import analysis_rules, resolve_rules
 from rewrites.serialize import view_of
 from rewrites.terms import declare_terms
 
-_LEAVES = frozenset({"inp", "const", "scalar", "get", "cons", "nil", "barg", "body", "bcons", "bnil"})
+_LEAVES = frozenset({"inp", "const", "scalar", "barg", *STRUCTURAL_OPS})
 # A control-flow node costs its bodies' nodes, which extraction counts as its dependencies (once each: a cost
 # model over one e-graph cannot see trip counts), plus this, or the cheapest priced node's cost when that is
 # less (a model in seconds prices equations at ~1e-6).

@@ -11,8 +11,9 @@ Compiling. A variable is an `Arr` pattern variable; a literal is `Arr.scalar(v, 
 literals, `d` is bound to the dtype of the literal's nearest variable operand. A primitive is its typed
 constructor (`rewrites.terms.CONSTRUCTORS`; a variadic primitive's operands are one `Args` list), its
 positional fields given (a param that does not fit its field is refused), its keyword fields the params
-given or else their defaults (`rewrites.terms.default_value`), or with `extra=s` the variables `s_<field>`
-(the primitives given one `s` must have the same keyword fields, so that they carry params over). A literal that is
+given (a variable for a typed one, as concatenate's `dimension`) or else their defaults
+(`rewrites.terms.default_value`), or with `extra=s` the variables `s_<field>` (the primitives given one `s`
+must have the same keyword fields, so that they carry params over). A literal that is
 the whole right-hand side becomes an array of the left side's shape and dtype (`rewrites.rules.common.
 filled`); a variable that is the whole right-hand side must have the left side's shape and dtype (added
 conditions, as `shaped_like` in `rules/arith.py`).
@@ -43,7 +44,18 @@ from rewrites.ruletext import (
     format_pattern,
     parse_rule_file,
 )
-from rewrites.terms import CONSTRUCTORS, SPECS, Arr, T, args_list, default_value, dtype_of, field_value, shape_of
+from rewrites.terms import (
+    CONSTRUCTORS,
+    SPECS,
+    Arr,
+    T,
+    args_list,
+    default_value,
+    dtype_of,
+    field_value,
+    has_default,
+    shape_of,
+)
 
 RELATIONS = {"positive": positive, "nonneg": nonneg, "nonzero": nonzero, "within_one": within_one,
              "above_minus_one": above_minus_one, "finite": finite}
@@ -199,10 +211,20 @@ class _Compiler:
         if extra is not None:
             values += self.carried(spec, extra.name)
         else:
-            values += [_egg_value(kind.name, field_value(spec, name, rest[name]) if name in rest
-                                  else default_value(spec, name)) for name, kind in spec.keyword_fields]
+            values += [self.keyword_field(spec, name, kind, rest) for name, kind in spec.keyword_fields]
         children = [args_list(args)] if spec.arity is None else args
         return CONSTRUCTORS[p.prim](*children, *values)
+
+    def keyword_field(self, spec, name: str, kind, given: dict):
+        """A keyword field's value: the param given (a variable of a typed field, or a value), else its default."""
+        value = given.get(name)
+        if isinstance(value, Param):
+            return self.egg_var(value.name, kind.egg_type)
+        if name in given:
+            return _egg_value(kind.name, field_value(spec, name, value))
+        if not has_default(spec, name):
+            raise self.fail(f"{spec.primitive} needs param {name!r} (it has no default)")
+        return _egg_value(kind.name, default_value(spec, name))
 
     def fields(self, spec, given: dict) -> tuple[list, dict]:
         """The positional fields' values (variables or constants) and the params left."""

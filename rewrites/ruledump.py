@@ -36,7 +36,7 @@ from rewrites.ruletext import (
     format_rule,
     reloadable,
 )
-from rewrites.terms import BY_EGG_NAME, SPECS, default_value
+from rewrites.terms import BY_EGG_NAME, SPECS, default_value, has_default
 
 
 def dump_rule(rule: Rule) -> list[PatternRule]:
@@ -170,7 +170,7 @@ class _Dumper:
         found = {}
         for (field, kind), expr in zip(spec.keyword_fields, exprs, strict=True):
             value = expr.value if isinstance(expr, ED.LitDecl) else _field_literal(expr, kind.name)
-            if value is not None and value == default_value(spec, field):
+            if value is not None and has_default(spec, field) and value == default_value(spec, field):
                 continue
             if value is not None and not (kind.textual and str(value).startswith("<")):  # not a marker
                 found[field] = kind.decode(value) if kind.textual else value

@@ -2,13 +2,19 @@
 
     strict    exact rules only: results are bit-identical
     default   exact + real + guarded
-    accurate  default + the numerically stable forms (category `stability`), for an accuracy-aware cost
+    accurate  default + the numerically stable forms (category `stability`), for an accuracy-aware cost, and the
+              select-guarded forms (category `domain`)
     fast      every rule, unsafe ones included
 
 The `stability` rules (rewrites/rules/stability.py) are `real`, but only `accurate` and `fast` take them: they
 put the accurate form of a formula beside the naive one, which only a cost that prices error prefers; under
 `flops` a complement such as 1 - logistic(x) -> logistic(-x) is a tie where logistic(x) is needed anyway, and
 the greedy extractor, blind to that sharing, broke it the costly way in silu's derivatives (one more logistic).
+The `domain` rules (exp(log x) -> x >= 0 ? x : nan, ...) are `real` too, and opt-in the same way: under
+`flops` the select is cheaper than the transcendental pair, so in `default` they would rewrite every such pair
+whose argument's sign is unknown into a select and a broadcast nan (more equations, fewer flops: the golden
+record's `redundant_exp_log` changed in every derivation). `accurate` takes them (the select computes x exactly
+where exp(log x) rounds twice), and `fast` has the unsafe `exp-log-any` beside them.
 
 A rule spec is a set name, optionally followed by `,+NAME` / `,-NAME` items that add or remove single
 rules (`default,-mul-comm`) and `,+FILE.rules` items that add the rules of a text rule file
@@ -30,7 +36,10 @@ RULE_SETS: dict[str, frozenset[str]] = {
     "fast": frozenset({EXACT, REAL, GUARDED, UNSAFE}),
     "none": frozenset(),
 }
-OPT_IN_CATEGORIES: dict[str, frozenset[str]] = {"stability": frozenset({"accurate", "fast"})}  # category -> sets
+OPT_IN_CATEGORIES: dict[str, frozenset[str]] = {  # category -> the sets that take it
+    "stability": frozenset({"accurate", "fast"}),
+    "domain": frozenset({"accurate", "fast"}),
+}
 
 
 @cache

@@ -380,7 +380,7 @@ class _RuleParser:
             message = str(err).split("\n")[0].split(": ", 1)[-1].split(" (expected")[0]
             raise self.error(message, err.column - 1, err.expected) from None
         spec = SPECS.get(prim)
-        field_kinds = {name: kind.name for name, kind in spec.positional_fields} if spec else {}
+        field_kinds = {name: kind.name for name, kind in spec.variable_fields} if spec else {}
         out = {}
         for key, value in found.items():
             if isinstance(value, Symbol) and _IDENT.fullmatch(value):
@@ -498,10 +498,11 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
     extra = found.get(EXTRA)
     if EXTRA in found and not isinstance(extra, Param):
         return f"{EXTRA}= binds the other params of a node: its value must be a variable", f"{EXTRA}=NAME", "params"
+    variable = dict(spec.variable_fields)
     for key, value in found.items():
-        if isinstance(value, Param) and key not in fields and key != EXTRA:
-            typed = ", ".join(fields) or "none"
-            return (f"param {key!r} of {prim} cannot be a variable (positional fields: {typed}; {EXTRA}=NAME "
+        if isinstance(value, Param) and key not in variable and key != EXTRA:
+            typed = ", ".join(variable) or "none"
+            return (f"param {key!r} of {prim} cannot be a variable (typed fields: {typed}; {EXTRA}=NAME "
                     "binds the others)", "a value as JAX prints it", "params")
     missing = [k for k in fields if k not in found]
     if missing:
@@ -511,7 +512,7 @@ def app_problem(prim: str, found: dict[str, Any], n_args: int) -> tuple[str, str
         return f"{EXTRA}={extra.name} binds every other param; {others[0]!r} cannot be given too", \
             f"either {EXTRA}= or the params", "params"
     unfit = [k for k, kind in fields.items() if not isinstance(found[k], Param) and kind.encode(found[k]) is None]
-    unfit += [k for k in others if not _fits(spec, k, found[k])]
+    unfit += [k for k in others if not isinstance(found[k], Param) and not _fits(spec, k, found[k])]
     if unfit:
         return f"param {unfit[0]!r} of {prim} does not fit its field", "a value of the field's kind", "params"
     if extra is None:

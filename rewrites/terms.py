@@ -211,6 +211,14 @@ class TermSpec:
         return self.fields[self.positional:]
 
     @property
+    def variable_fields(self) -> tuple[tuple[str, FieldKind], ...]:
+        """The fields a text rule may bind to a param variable: the positional ones and the keyword fields
+        without a default (concatenate's `dimension`, stack's `axis`), which a rule must give; the other
+        keyword fields are carried over with `extra=`."""
+        return self.positional_fields + tuple((name, kind) for name, kind in self.keyword_fields
+                                              if not has_default(self, name))
+
+    @property
     def children(self) -> int:
         """The constructor's term children: its operands, or the one `Args` list of a variadic primitive (and
         the `Bodies` list of a control-flow one)."""
@@ -332,18 +340,26 @@ def encode_fields(spec: TermSpec, params: dict, in_avals: Sequence | None = None
     return [field_value(spec, name, params.get(name, LEFT_OUT), in_avals) for name in spec.field_names]
 
 
+def has_default(spec: TermSpec, name: str) -> bool:
+    """Whether a node a rule builds without giving field `name` gets a value for it (`default_value`); a field
+    without one (concatenate's `dimension`, stack's `axis`) must be given or carried from a matched node."""
+    param = PRIMITIVES[spec.primitive].params[name]
+    return (isinstance(param.default, OperandDtype) or param.has_default
+            or (not param.required and spec.kind_of(name).textual))
+
+
 def default_value(spec: TermSpec, name: str) -> Any:
     """The value field `name` holds in a node a rule builds without giving it: the param's catalogue default
     (`operand_dtype_marker` for an `OperandDtype`), `ABSENT` for a param without a default JAX may leave
-    out; a param with neither must be given (`TypeError`)."""
+    out; a param with neither must be given (`TypeError`; `has_default` asks first)."""
     param = PRIMITIVES[spec.primitive].params[name]
+    if not has_default(spec, name):
+        raise TypeError(f"{spec.primitive} has no default for its param {name!r}: a rule building it must give it")
     if isinstance(param.default, OperandDtype):
         return operand_dtype_marker(param.default.index)
     if param.has_default:
         return field_value(spec, name, param.default)
-    if not param.required and spec.kind_of(name).textual:
-        return ABSENT
-    raise TypeError(f"{spec.primitive} has no default for its param {name!r}: a rule building it must give it")
+    return ABSENT
 
 
 def decode_fields(spec: TermSpec, values: Sequence, in_avals: Sequence) -> dict:

@@ -3,8 +3,8 @@
 
 Each class keeps the set of classes of its chosen sub-DAG and that set's cost (each class counted
 once). A node's value is cost[node] + the cost of the union of its children's sets; each class takes
-its cheapest node. This is greedy, not optimal: a class picks its own cheapest sub-DAG without
-knowing what its parents share elsewhere.
+its cheapest node, on a tie the one whose sub-DAG holds fewer unpriced equations (`tree.bottom_up`). This is
+greedy, not optimal: a class picks its own cheapest sub-DAG without knowing what its parents share elsewhere.
 
 Because the driver makes classes final in order of value, a class's set is built once, from final
 sets only, so sets are never stale and the choice is acyclic by construction (the fixpoint version
@@ -28,7 +28,7 @@ import numpy as np
 from rewrites.egraph_view import EGraphView
 from rewrites.extract.result import Cost, Extraction, finish, normalize_costs
 from rewrites.extract.share import share_choice
-from rewrites.extract.tree import bottom_up, check_roots
+from rewrites.extract.tree import bottom_up, check_roots, unpriced_equations
 
 
 def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = True) -> dict[int, int]:
@@ -39,16 +39,21 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
     size: list[int] = [0] * len(ix.class_ids)
     total: list[Cost] = [0] * len(ix.class_ids)
     own: list[Cost] = [0] * len(ix.class_ids)
+    eqns: list[int] = [0] * len(ix.class_ids)  # the unpriced equations of the sub-DAG (`unpriced_equations`)
+    is_eqn: list[bool] = [False] * len(ix.class_ids)  # whether the class's chosen node is one
+    unpriced = unpriced_equations(view, cost)
     floats = any(type(v) is float for v in cost)
 
-    def added_cost(classes: int) -> Cost:
-        values = [own[d] for d in _bits(classes)]
-        return math.fsum(values) if floats else sum(values)
+    def added(classes: int) -> tuple[Cost, int]:
+        """The cost and the unpriced equations that the classes `classes` add."""
+        bits = _bits(classes)
+        values = [own[d] for d in bits]
+        return math.fsum(values) if floats else sum(values), sum(is_eqn[d] for d in bits)
 
-    def evaluate(n: int) -> tuple[Cost, tuple[int, int] | None]:
+    def evaluate(n: int) -> tuple[Cost, int, tuple[int, int, int] | None]:
         kids = sorted(set(ix.children[n]))
         if not kids:
-            return cost[n], None
+            return cost[n], 0, None
         largest = max(kids, key=lambda d: (size[d], -d))
         base = members[largest]
         # Sets are downward closed (a class's set holds its children's sets), so a child already in
@@ -58,14 +63,17 @@ def greedy_dag_choice(view: EGraphView, cost: list[Cost], stop_at_roots: bool = 
             if not (base >> d) & 1:
                 extra |= members[d]
         extra &= ~base
-        return cost[n] + total[largest] + added_cost(extra), (largest, extra)
+        extra_cost, extra_eqns = added(extra)
+        count = eqns[largest] + extra_eqns + unpriced[n]
+        return cost[n] + total[largest] + extra_cost, count, (largest, extra, count)
 
-    def on_final(c: int, n: int, value: Cost, data: tuple[int, int] | None) -> None:
+    def on_final(c: int, n: int, value: Cost, data: tuple[int, int, int] | None) -> None:
         if data is None:
             members[c] = 1 << c
         else:
-            largest, extra = data
+            largest, extra, eqns[c] = data
             members[c] = members[largest] | extra | (1 << c)
+        is_eqn[c] = unpriced[n]
         size[c] = members[c].bit_count()
         total[c], own[c] = value, cost[n]
 

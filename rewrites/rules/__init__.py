@@ -5,6 +5,7 @@ from rewrites.rules import (
                             assoc,
                             compare,
                             distrib,
+                            domain,
                             explog,
                             fold,
                             inverse,
@@ -15,5 +16,5 @@ from rewrites.rules import (
                             trig,
 )
 
-CATEGORY_MODULES = (arith, fold, strength, inverse, explog, trig, stability, distrib, assoc, compare, tensor,
-                    structure)
+CATEGORY_MODULES = (arith, fold, strength, inverse, domain, explog, trig, stability, distrib, assoc, compare,
+                    tensor, structure)

@@ -35,25 +35,42 @@ PARAM_SHAPES = ((2, 3), (2, 3, 4), (3,))  # param variables: values sampled at e
 def array_instances(rule: PatternRule, complex_dtypes: bool = False) -> list[tuple[tuple, list[Instance]]]:
     """For a rule that is not elementwise: (sampled param values, the rule's instances) at an array shape
     (every variable of one shape). Concrete params: one group at the first of `ARRAY_SHAPES` the left side
-    is defined for; param variables: a group per sampled binding (`params.bindings`) at `PARAM_SHAPES`."""
-    reasons, groups = [], []
+    is defined for; param variables: a group per sampled binding (`params.bindings`) at `PARAM_SHAPES`. A
+    bare-variable right side of another shape than the left side's is checked at a square shape instead, and
+    one that has the left side's shape at no binding is an ill-typed rule."""
+    reasons, groups, other_shapes = [], [], []
     sampled = bool(P.param_uses(rule.rhs, P.param_uses(rule.lhs)))
     for shape in PARAM_SHAPES if sampled else ARRAY_SHAPES:
         found = 0
         for binding in P.bindings(rule, shape) if sampled else [{}]:
+            label = P.show(binding)
             try:
                 instances, _ = applicable_instances(P.bind(rule, binding), shape, complex_dtypes)
             except NotInstantiable as err:
                 if err.ill_typed:
                     raise
                 reasons.append(err.reason)
-                continue
-            groups.append((P.show(binding), instances))
+                if not err.other_shape:
+                    continue
+                other_shapes.append(err.reason)
+                # where the shapes differ the rule does not apply, but it may where they agree: a square shape
+                # (transpose(x, p) => x keeps a 3x3 matrix's shape for every p)
+                square = (3,) * len(shape)
+                try:
+                    instances, _ = applicable_instances(P.bind(rule, binding), square, complex_dtypes)
+                except NotInstantiable as again:
+                    if again.ill_typed:
+                        raise
+                    continue
+                label += (("shape", "x".join(map(str, square))),)
+            groups.append((label, instances))
             found += 1
             if found == P.MAX_BINDINGS:
                 break
         if groups and not sampled:
             break
+    if not groups and other_shapes:  # the right side never has the left side's shape: an ill-typed rule
+        raise NotInstantiable(other_shapes[0], ill_typed=True)
     if not groups:
         raise NotInstantiable(f"no array shape fits: {reasons[0]}" if reasons else "no array shape fits")
     return groups

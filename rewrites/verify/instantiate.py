@@ -11,10 +11,14 @@ rank than the left side's (a bare literal, `0.0` for `mul(x, 0.0)`) is broadcast
 an application are its concrete values plus the defaults a rule-built node gets (`Primitive.default_params`).
 
 An `extra=s` param variable (the params besides the typed ones, carried from one side to the other) takes
-the defaults. Not instantiable (`NotInstantiable`, the reason in words): other param variables, `engine`
-conditions, unbound right-hand variables, a left side the dtype does not type-check for (the rule does
-not apply to that dtype: `applicable_dtypes` skips it), or a right side that does not type-check or
-has another dtype than the left side (an ill-typed rule: reported by the verifier).
+the defaults; a carried field without a default (concatenate's `dimension`, stack's `axis`) is the param
+variable `s_<field>` (`extra_field_vars`), sampled as any other (`rewrites.verify.params`).
+Not instantiable (`NotInstantiable`, the reason in words): other param variables, `engine` conditions,
+unbound right-hand variables, a left side the dtype does not type-check for (the rule does not apply to
+that dtype: `applicable_dtypes` skips it; so does a bare-variable right side of another shape, which
+compiling adds a condition against, as long as some sampled param values give it the left side's shape:
+`arrays.array_instances`), or a right side that does not type-check or has another dtype than the left
+side (an ill-typed rule: reported by the verifier).
 
 Dtypes (`candidate_dtypes`): float64 and float32 for every rule without an `integer` condition; int32,
 uint32 and bool too for dtype-agnostic rules (no `float` or value condition, integral literals), so an
@@ -39,6 +43,7 @@ from ir.lax import broadcast_in_dim
 from ir.primitives import PRIMITIVES
 from ir.tracing import Tracer, bind, literal, trace_flat
 from rewrites.pattern import App, Lit, Param, PatternRule, Var, variables
+from rewrites.terms import SPECS, has_default
 
 DTYPE_PARAMS = ("new_dtype", "preferred_element_type", "dtype")
 EXTRA = "extra"  # `prim[extra=s](...)` binds the params besides the typed ones (`rewrites.ruletext`)
@@ -49,12 +54,13 @@ class NotInstantiable(Exception):
     """A rule that this path cannot turn into programs; `reason` says why."""
 
     def __init__(self, reason: str, ill_typed: bool = False, shape_problem: bool = False,
-                 param_vars: bool = False):
+                 param_vars: bool = False, other_shape: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.ill_typed = ill_typed  # the left side builds but the right side is wrong for it
         self.shape_problem = shape_problem  # no dtype fits at rank 0: an array shape may
         self.param_vars = param_vars  # sampled param values may (`rewrites.verify.params`)
+        self.other_shape = other_shape  # a bare-variable right side of another shape: other params may fit
 
 
 @dataclass(frozen=True)
@@ -96,11 +102,23 @@ def check_instantiable(rule: PatternRule) -> None:
 
 def _param_vars(p) -> list[str]:
     """Param variables other than `extra` ones (the remaining params, carried over: the defaults are one
-    instance of them)."""
+    instance of them), and the fields an `extra` one carries that have no default."""
     if not isinstance(p, App):
         return []
     own = [v.name for k, v in p.params if isinstance(v, Param) and k != EXTRA]
-    return own + [n for a in p.args for n in _param_vars(a)]
+    return own + list(extra_field_vars(p)) + [n for a in p.args for n in _param_vars(a)]
+
+
+def extra_field_vars(app: App) -> dict[str, str]:
+    """`{s_<field>: field}` for the keyword fields without a default that `app`'s `extra=s` carries (and that no
+    sampled value fills yet): no default stands for them, so they are param variables of their own (named as
+    `rewrites.rulecompile` names them)."""
+    extra = dict(app.params).get(EXTRA)
+    if not isinstance(extra, Param):
+        return {}
+    spec, given = SPECS[app.prim], dict(app.params)
+    return {f"{extra.name}_{field}": field for field, _ in spec.keyword_fields
+            if not has_default(spec, field) and field not in given}
 
 
 def rule_variables(rule: PatternRule) -> list[str]:
@@ -236,6 +254,11 @@ def instantiate(rule: PatternRule, dtype: D.DType = D.float64, n: int | None = N
                               ill_typed=True) from None
     got = rhs.jaxpr.outvars[0].aval
     if (got.shape, got.dtype) != (out.shape, out.dtype):
+        if isinstance(rule.rhs, Var) and not rule.both_ways and got.dtype == out.dtype:
+            # a compiled bare-variable right side comes with the condition that it has the left side's shape
+            # (`rewrites.rulecompile`): the rule does not apply here (another dtype is an ill-typed rule)
+            raise NotInstantiable(f"the right side gives {got} where the left side gives {out} (a bare variable "
+                                  f"{rule.rhs.name}: the rule applies where the shapes agree)", other_shape=True)
         raise NotInstantiable(f"the right side gives {got} where the left side gives {out}", ill_typed=True)
     return Instance(rule, dtype, tuple(names), tuple(in_avals), lhs, rhs)
 
@@ -247,7 +270,7 @@ def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
     `NotInstantiable` when no dtype can be instantiated and for right sides ill-typed where the left
     side is not."""
     check_instantiable(rule)
-    out, skipped = [], []
+    out, skipped, other_shape = [], [], False
     for dtype in candidate_dtypes(rule, complex_dtypes):
         try:
             if shape is None:
@@ -259,8 +282,10 @@ def applicable_instances(rule: PatternRule, shape: tuple[int, ...] | None = None
             if err.ill_typed:
                 raise
             skipped.append(err.reason)
+            other_shape = other_shape or err.other_shape  # some dtype builds both sides, of two shapes
     if not out:
         reasons = list(dict.fromkeys(skipped))
         raise NotInstantiable("; ".join(reasons[:2]) + (f" (and {len(reasons) - 2} more)" if len(reasons) > 2 else "")
-                              if reasons else "no dtype to check", shape_problem=True)
+                              if reasons else "no dtype to check", shape_problem=True,
+                              other_shape=other_shape)
     return out, skipped

@@ -1,11 +1,12 @@
 """Param variables by example: a rule over any permutation, axes, axis, exponent or dtype is checked at a
-few sampled values of them (every permutation of a small rank, the first, last and all axes, ...).
+few sampled values of them (every permutation of a small rank, the first, last and all axes, a slice's
+bounds for the whole array, its first row and the rest, ...).
 
     bindings(rule, shape) -> [{"p": (1, 0)}, {"p": (0, 1)}, ...]
     bind(rule, binding) -> the rule with those values in place of its param variables
 
 Evidence for the sampled values only: a rule true for them may still be false for others (the verdict's
-`details` list the values checked). A param variable of another kind (dimension numbers, slice bounds,
+`details` list the values checked). A param variable of another kind (strides, gather's dimension numbers,
 ...) has no values to sample: such a rule stays `unknown`.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 from ir import dtypes as D
 from rewrites.pattern import App, Param, PatternRule
-from rewrites.verify.instantiate import EXTRA, NotInstantiable
+from rewrites.verify.instantiate import EXTRA, NotInstantiable, extra_field_vars
 
 MAX_BINDINGS = 4  # applicable ones per array shape (`arrays.array_instances`)
 MAX_COMBINATIONS = 64
@@ -33,18 +34,32 @@ def _prod(shape: tuple[int, ...]) -> int:
     return int(math.prod(shape))
 
 
+def _slice_starts(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The whole array's start, and one past it on the first axis: with `_slice_limits`, a slice and the one
+    after it (`x[:1]`, `x[1:]`), so that rules about adjacent or nested slices meet an instance."""
+    zeros = (0,) * len(shape)
+    return [zeros, (1, *zeros[1:])] if shape else [zeros]
+
+
+def _slice_limits(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    return [(1, *shape[1:]), tuple(shape)] if shape else [()]
+
+
 # the candidate values of a param, given the operands' shape (those that do not type-check are skipped)
 PARAM_CHOICES = {
     "permutation": lambda shape: list(itertools.permutations(range(len(shape)))),
     "axes": _axes,
     "dimensions": _axes,
     "axis": lambda shape: list(range(len(shape))),
+    "dimension": lambda shape: list(range(len(shape))),  # concatenate's
     "y": lambda shape: [2, 3, -1, 0],  # integer_pow exponents
     "new_dtype": lambda shape: [D.float32, D.float64, D.int32],
     "new_sizes": lambda shape: [(_prod(shape),), tuple(reversed(shape)), (1, *shape)],
     "shape": lambda shape: [(2, *shape), (*shape, 2), shape],  # broadcast_in_dim targets
     "broadcast_dimensions": lambda shape: [tuple(range(1, len(shape) + 1)), tuple(range(len(shape)))],
     "dimension_numbers": lambda shape: _contractions(len(shape)),
+    "start_indices": _slice_starts,
+    "limit_indices": _slice_limits,
 }
 
 
@@ -58,12 +73,15 @@ def _contractions(rank: int) -> list:
 
 
 def param_uses(p, out: dict[str, str] | None = None) -> dict[str, str]:
-    """Each param variable (but `extra`) and the param it stands for."""
+    """Each param variable (but `extra`, whose fields without a default count as their own) and the param it
+    stands for."""
     out = {} if out is None else out
     if isinstance(p, App):
         for key, value in p.params:
             if isinstance(value, Param) and key != EXTRA:
                 out.setdefault(value.name, key)
+        for name, field in extra_field_vars(p).items():
+            out.setdefault(name, field)
         for a in p.args:
             param_uses(a, out)
     return out
@@ -85,7 +103,8 @@ def _substitute(p, binding: dict[str, Any]):
     if not isinstance(p, App):
         return p
     params = tuple((k, binding.get(v.name, v) if isinstance(v, Param) and k != EXTRA else v) for k, v in p.params)
-    return App(p.prim, params, tuple(_substitute(a, binding) for a in p.args))
+    carried = tuple((field, binding[name]) for name, field in extra_field_vars(p).items() if name in binding)
+    return App(p.prim, tuple(sorted(params + carried)), tuple(_substitute(a, binding) for a in p.args))
 
 
 def bind(rule: PatternRule, binding: dict[str, Any]) -> PatternRule:

@@ -10,6 +10,10 @@ add nothing: SymPy's real symbols are finite). `proved`: `simplify(lhs - rhs)` i
 defined (a generic proof: the numeric checks look at the points where one side is undefined).
 `disproved`: a point among small candidates (0, ±1, ±2, ±1/2, 3, ±1/3, ±10, respecting the conditions)
 where the left side is a real number and the right side is another number or not real, at 50 digits.
+Whether a side is a real number at a point follows JAX's semantics, not SymPy's complex one: an operation
+outside its real domain gives nan, which propagates (exp(log(-1)) is nan, where SymPy simplifies it to -1),
+as the high-precision interpreter evaluates the side (`highprec.run`; SymPy's value alone for a side it
+cannot evaluate).
 SymPy runs under a time limit (`seconds`, by SIGALRM in the main thread; without a limit elsewhere).
 """
 
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ir.errors import UnsupportedPrimitive
+from rewrites.verify import highprec as hp
 from rewrites.verify.instantiate import Instance
 from rewrites.verify.sympy_jaxpr import to_sympy
 
@@ -164,14 +169,28 @@ def _real_number(v):
     return n
 
 
+def _jax_real(program, instance: Instance, point) -> bool | None:
+    """Whether `program` gives a real number (a finite float, a bool, an int) at `point` under JAX's semantics,
+    where a value outside the reals is nan and propagates; None when the high-precision interpreter cannot
+    evaluate it."""
+    values = [bool(p) if p in (sp.true, sp.false) else float(p) for p in point]
+    try:
+        value, _ = hp.run(program, values, [a.dtype for a in instance.in_avals], DIGITS, domain=True)
+    except UnsupportedPrimitive:
+        return None
+    return hp.kind(value) not in ("nan", "inf", "-inf", "undef")
+
+
 def _counterexample(instance: Instance, values, lhs, rhs) -> Symbolic | None:
     free = [v for v in values]
     for point in _candidate_points(instance):
         subs = _substitution(free, point)
         left = _real_number(_subs(lhs, subs))
-        if left is None:
+        if left is None or _jax_real(instance.lhs, instance, point) is False:
             continue
         right = _real_number(_subs(rhs, subs))
+        if right is not None and _jax_real(instance.rhs, instance, point) is False:
+            right = None
         if right is not None and _same_number(left, right):
             continue
         shown = tuple((name, str(p)) for name, p in zip(instance.names, point, strict=True))

@@ -35,7 +35,7 @@ from rewrites.terms import args_list
 from rewrites.verify import params as P
 from rewrites.verify.instantiate import Instance, NotInstantiable, candidate_dtypes, instantiate
 
-SHAPES = ((), (3,), (3, 3), (3, 1), (2, 3, 4))
+SHAPES = ((), (3,), (3, 3), (3, 1), (2, 3, 4), (1, 1))  # (1, 1): rules on size-1 axes of two operands
 LITERALS = (2.0, 0.5, -1.0, 3.0, 1.0, 0.0)
 MAX_ATTEMPTS = 3  # literal values tried per dtype and shape before giving up on them
 WITNESS_SKIPS = (D.uint32, D.bool_)  # int32 stands for the integers: each dtype tried costs egglog runs

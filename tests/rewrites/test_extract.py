@@ -126,6 +126,22 @@ def test_ties_break_by_node_key_not_by_insertion_order(method, text):
     assert run(egraph(text), [1, 1, 1], method).expr() == "(p x)"
 
 
+@pytest.mark.parametrize("method", ["tree", "greedy_dag"])
+def test_cost_ties_go_to_fewer_unpriced_equations_before_node_keys(method):
+    """Free data movement (a slice of a slice and one slice both cost 0 flops): the term with fewer equations of
+    cost 0 wins, although its node key comes later; priced equations are in the cost already, and list cells are
+    no equations."""
+    view = egraph("r: a s | b y; s: c x; x: leaf; y: zleaf")
+    chosen = run(view, costs(view, {}, default=0), method)
+    assert chosen.expr() == "(b zleaf)"
+    view = egraph("r: a x | b s; s: c x; x: leaf")  # and node keys still break a tie of equal size
+    assert run(view, costs(view, {}, default=0), method).expr() == "(a leaf)"
+    view = egraph("r: a s | b y; s: c x; x: leaf; y: zleaf")  # priced equations: node keys decide
+    assert run(view, costs(view, {"a": 1, "b": 2, "c": 1}), method).expr() == "(a (c leaf))"
+    view = egraph("r: a s | b l; s: c x; x: leaf; l: cons y; y: zleaf")  # a list cell is no equation
+    assert run(view, costs(view, {}, default=0), method).expr() == "(b (cons zleaf))"
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_shared_doubling_chain_tree_cost_is_exact(method):
     # c_i = add(c_{i-1}, c_{i-1}): tree cost 2^(n+1) - 1 overflows any fixed-width int; DAG cost n+1.

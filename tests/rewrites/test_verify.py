@@ -169,13 +169,69 @@ def test_integer_rules_use_integer_semantics():
 
 
 def test_not_instantiable_rules_are_unknown_with_a_reason():
-    with_param = rule("slice-param", "exact", A("slice", A("neg", x), start_indices=Param("q"), limit_indices=(2,)),
-                      A("neg", A("slice", x, start_indices=Param("q"), limit_indices=(2,))))
+    with_param = rule("slice-param", "exact",
+                      A("slice", A("neg", x), start_indices=(0,), limit_indices=(2,), strides=Param("q")),
+                      A("neg", A("slice", x, start_indices=(0,), limit_indices=(2,), strides=Param("q"))))
     engine = rule("engine-only", "exact", A("mul", x, Lit(1.0)), x, C("engine", "eq(dtype_of(x)).to(d)"))
     verdicts = verify_rules([with_param, engine])
     assert [v.verdict for v in verdicts] == ["unknown", "unknown"]
-    assert "param variables q (start_indices): no values to sample" in verdicts[0].reason
+    assert "param variables q (strides): no values to sample" in verdicts[0].reason
     assert "engine condition" in verdicts[1].reason
+
+
+def test_keyword_fields_without_default_are_sampled():
+    """concatenate's `dimension` has no default: carried by `extra=c` it is the variable `c_dimension`, given as a
+    variable it is that variable; either is sampled at every axis, and a wrong rule is caught at some axis."""
+    inner = A("concatenate", x, y, extra=Param("c"))
+    v = verify_rule(rule("concat-of-one", "exact", A("concatenate", inner, extra=Param("c")), inner), budget=20)
+    assert v.verdict == "ok" and v.evidenced == "exact" and "c_dimension=1" in v.details, str(v)
+    k = Param("k")
+    swapped = rule("concat-swap", "exact", A("concatenate", x, y, dimension=k), A("concatenate", y, x, dimension=k))
+    v = verify_rule(swapped, budget=20)
+    assert v.verdict == "unsound" and v.counterexample is not None, str(v)
+
+
+def test_slice_rules_are_checked_at_sampled_bounds():
+    """Slice bounds are sampled (the whole array, its first row, the rest), so rules over adjacent or nested
+    slices are checked, and a bare-variable right side of another shape (`slice(x) => x` where the slice is not
+    the whole array) is a place the rule does not apply, not an ill-typed rule."""
+    s, l, s2, l2 = Param("s"), Param("l"), Param("s2"), Param("l2")
+    whole = rule("slice-whole", "exact", A("slice", x, start_indices=s, limit_indices=l), x)
+    v = verify_rule(whole, budget=20)
+    assert v.verdict == "ok" and v.evidenced == "exact", str(v)
+    # concat(x[:1], x[1:]) is x, but concat(x[1:], x[:1]) is a rotation: the unordered rule is caught
+    unordered = rule("concat-any-slices", "exact",
+                     A("concatenate", A("slice", x, start_indices=s, limit_indices=l),
+                       A("slice", x, start_indices=s2, limit_indices=l2), dimension=0), x)
+    v = verify_rule(unordered, budget=20)
+    assert v.verdict == "unsound", str(v)
+    # a transpose keeps a square matrix's shape: transpose(x, p) => x applies there, and is caught
+    v = verify_rule(rule("transpose-any", "exact", A("transpose", x, permutation=Param("p")), x), budget=20)
+    assert v.verdict == "unsound" and "3x3" in str(v.counterexample.inputs), str(v)
+    # a right side of another shape at every sample is an ill-typed rule
+    v = verify_rule(rule("sum-is-x", "real", A("reduce_sum", x, axes=(0,)), x), budget=20)
+    assert v.verdict == "unsound" and "the right side gives" in v.reason, str(v)
+
+
+def test_real_domain_follows_jax_x64():
+    """log and sqrt of a negative are nan (JAX x64), not SymPy's complex values: exp(log(-1)) is nan, so a
+    select-guarded rule whose other case is nan there verifies as `real`; genuinely wrong rules are still caught."""
+    exp_log = A("exp", A("log", x))
+    guarded = rule("exp-log-guarded", "real", exp_log, A("select_n", A("ge", x, Lit(0.0)), A("log", x), x))
+    v = verify_rule(guarded)
+    assert (v.verdict, v.evidenced) == ("ok", "real") and v.symbolic.startswith("unknown"), str(v)
+    root = rule("sqrt-sq-guarded", "real", A("mul", A("sqrt", x), A("sqrt", x)),
+                A("select_n", A("ge", x, Lit(0.0)), A("sqrt", x), x))
+    assert verify_rule(root).verdict == "ok"
+    wrong_case = rule("exp-log-wrong", "real", exp_log, A("select_n", A("ge", x, Lit(0.0)), A("log", x), A("neg", x)))
+    v = verify_rule(wrong_case)
+    assert v.verdict == "unsound" and v.counterexample is not None, str(v)
+    wrong_guard = rule("exp-log-wrong-guard", "real", A("exp", A("log1p", x)),
+                       A("select_n", A("ge", x, Lit(0.0)), A("log", x), A("add", x, Lit(1.0))))
+    v = verify_rule(wrong_guard)  # at x = -1/2 the left side is 1/2, the right side nan
+    assert v.verdict == "unsound", str(v)
+    v = verify_rule(rule("exp-log-unguarded", "real", exp_log, x))  # nan becomes a number: unsafe
+    assert v.verdict == "misclassified" and v.evidenced == "unsafe", str(v)
 
 
 def test_ill_typed_right_side_is_unsound():
@@ -276,10 +332,10 @@ def test_param_variables_are_checked_at_sampled_values():
     assert v.verdict == "unsound" and v.counterexample.dtype in ("int32", "uint32"), str(v)
     assert dict(v.counterexample.inputs)["q"].startswith("(")
     dn = rule("dot-param", "real", A("dot_general", x, y, dimension_numbers=Param("dn")), x)
-    v = verify_rule(dn)  # dimension numbers are sampled (x·y, x·yᵀ, batched): the sides' shapes differ
-    assert v.verdict == "unsound" and "the right side gives" in v.reason, str(v)
+    v = verify_rule(dn)  # dimension numbers are sampled (x·y, x·yᵀ, batched); x·yᵀ keeps a square matrix's shape
+    assert v.verdict == "unsound" and "shape=3x3" in str(v.counterexample), str(v)
     starts = rule("slice-param", "real", A("slice", x, start_indices=Param("s"), limit_indices=Param("l")), x)
-    assert "no values to sample" in verify_rule(starts).reason
+    assert verify_rule(starts).verdict == "ok"  # checked where the slice is the whole array
 
 
 def test_rules_with_engine_conditions_are_checked_on_what_the_engine_builds():

@@ -27,8 +27,6 @@ UNKNOWN = {
     "dot-assoc-finite": "needs rank-2 operands and a finiteness fact", "dot-assoc-vecmat": "needs mixed ranks",
     "dot-assoc-vecmat-finite": "needs mixed ranks and a finiteness fact",
     "dot-add-factor-left-finite": "needs a finiteness fact", "dot-add-factor-right-finite": "needs a finiteness fact",
-    "slice-whole": "slice bounds: no start/limit values are sampled",
-    "slice-slice": "slice bounds computed in the query (only the engine evaluates them)",
     "select-zero-mul-finite": "needs a finiteness fact", "sum-scalar-factor-finite": "needs a finiteness fact",
 }
 # Hypothesis examples per rule form: the profile's (5,000) nightly; 40 under `ci`, where all 251 rules at the
