@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 
 from rewrites.egraph_view import EGraphView
-from rewrites.extract.result import Cost, exact_sum
+from rewrites.extract.result import Cost, exact_sum, postorder
 
 
 def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int]) -> dict[int, int]:
@@ -36,7 +36,8 @@ def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int])
     current = exact_sum(cost[chosen[c]] for c in program)
     while True:
         refs = _references(ix, chosen, program)
-        for switch in _moves(ix, cost, chosen, program, refs):
+        reads = _inputs_read(view, chosen)
+        for switch in _moves(view, cost, chosen, program, reads):
             if not _saves(ix, cost, chosen, refs, switch):
                 continue
             trial = {**chosen, **switch}
@@ -51,10 +52,14 @@ def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int])
             return chosen
 
 
-def _moves(ix, cost, chosen: dict[int, int], program: set[int], refs: dict[int, int]):
+def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], reads: dict[int, int]):
     """Switches to try (class -> new node), in a deterministic order: for each class d of the program but a
     root, every class using it switched to its cheapest node that does not (dropping d, if nothing else needs
-    it); then each class switched to a cheaper node of its own."""
+    it); then each class switched to a cheaper node of its own. A node may only replace one that reads every
+    input it reads (`reads`), so no value comes to depend on an input it did not: vmap's `out_axes=None`,
+    for one, asks that an output not read the batched inputs, which a primal result taken from a JVP's node
+    (computed with the tangents) would."""
+    ix = view.index
     users: dict[int, list[int]] = {c: [] for c in program}
     for c in sorted(program):
         for d in sorted(set(ix.children[chosen[c]])):
@@ -62,7 +67,8 @@ def _moves(ix, cost, chosen: dict[int, int], program: set[int], refs: dict[int, 
 
     def usable(c: int, without: int | None) -> list[int]:
         return [m for m in ix.members[c] if m != chosen[c] and cost[m] != math.inf and c not in ix.children[m]
-                and without not in ix.children[m] and set(ix.children[m]) <= program]
+                and without not in ix.children[m] and set(ix.children[m]) <= program
+                and not _node_reads(view, m, reads) & ~reads[c]]
 
     roots = set(ix.roots)
     for d in sorted(program - roots):
@@ -78,6 +84,27 @@ def _moves(ix, cost, chosen: dict[int, int], program: set[int], refs: dict[int, 
         cheaper = [m for m in usable(c, None) if cost[m] < cost[chosen[c]]]
         if cheaper:
             yield {c: min(cheaper, key=lambda m: (cost[m], m))}
+
+
+def _inputs_read(view: EGraphView, chosen: dict[int, int]) -> dict[int, int]:
+    """The program's inputs (bit k: input k) each class of the program reads. A loop body's arguments are no
+    inputs: they are bound by the loop, whose own node reads what its operands read."""
+    ix = view.index
+    reads: dict[int, int] = {}
+    for c in postorder(ix, chosen, ix.roots):
+        reads[c] = _node_reads(view, chosen[c], reads)
+    return reads
+
+
+def _node_reads(view: EGraphView, n: int, reads: dict[int, int]) -> int:
+    node = view.nodes[n]
+    if node.op == "inp":
+        return 1 << node.payload[0]
+    out = 0
+    for k in view.index.children[n]:
+        out |= reads[k]
+    return out
+
 
 
 def _references(ix, chosen: dict[int, int], program: set[int]) -> dict[int, int]:

@@ -82,6 +82,18 @@ def test_greedy_dag_reuses_a_node_the_program_already_pays_for():
         assert result.expr("r1") == "(get0b (scan2 X))" and result.dag_cost == 12
 
 
+def test_sharing_never_makes_a_value_read_an_input_it_did_not():
+    # p (the primal result, from input 0 alone) also comes out of the JVP's node j, which reads the tangent
+    # (input 1) and which the program computes anyway for t. Taking p from j would save p's own node, but p
+    # would then read the tangent: vmap over the tangent with out_axes=None for p would refuse the program.
+    classes = {"p": [ENode("prim", ("x",)), ENode("get0", ("j",))], "t": [ENode("get1", ("j",))],
+               "j": [ENode("jvp", ("x", "y"))], "x": [ENode("inp", (), (0,))], "y": [ENode("inp", (), (1,))]}
+    view = EGraphView.from_classes(classes, ["p", "t"])
+    cost = costs(view, {"prim": 10, "jvp": 20, "inp": 0, "get0": 0, "get1": 0})
+    result = run(view, cost, "greedy_dag")
+    assert result.expr("p") == "(prim inp)" and result.dag_cost == 30
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_cycle_x_equals_neg_neg_x_extracts_the_base_case(method):
     view = egraph("x0: x | neg n1; n1: neg x0")
