@@ -68,7 +68,7 @@ def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], re
     def usable(c: int, without: int | None) -> list[int]:
         return [m for m in ix.members[c] if m != chosen[c] and cost[m] != math.inf and c not in ix.children[m]
                 and without not in ix.children[m] and set(ix.children[m]) <= program
-                and not _node_reads(view, m, reads) & ~reads[c]]
+                and not reads[c] & IN_BODY and not _node_reads(view, m, reads) & ~reads[c]]
 
     roots = set(ix.roots)
     for d in sorted(program - roots):
@@ -87,8 +87,11 @@ def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], re
 
 
 def _inputs_read(view: EGraphView, chosen: dict[int, int]) -> dict[int, int]:
-    """The program's inputs (bit k: input k) each class of the program reads. A loop body's arguments are no
-    inputs: they are bound by the loop, whose own node reads what its operands read."""
+    """The program's inputs (bit k + 1: input k) each class of the program reads, and bit 0 (`IN_BODY`) for a
+    class that reads a loop body's argument: it is computed inside a body, where the loop passes
+    (`rewrites/loops.py`) prune what the body's results do not need after extraction, which the DAG cost here
+    cannot see (sharing a cond between a JVP scan's primal and tangent carries kept the primal carry alive).
+    A body's arguments are bound by its loop: the loop's own node reads what its operands read."""
     ix = view.index
     reads: dict[int, int] = {}
     for c in postorder(ix, chosen, ix.roots):
@@ -96,14 +99,19 @@ def _inputs_read(view: EGraphView, chosen: dict[int, int]) -> dict[int, int]:
     return reads
 
 
+IN_BODY = 1
+
+
 def _node_reads(view: EGraphView, n: int, reads: dict[int, int]) -> int:
     node = view.nodes[n]
     if node.op == "inp":
-        return 1 << node.payload[0]
+        return 2 << node.payload[0]
+    if node.op == "barg":
+        return IN_BODY
     out = 0
     for k in view.index.children[n]:
         out |= reads[k]
-    return out
+    return out & ~IN_BODY if node.op == "body" else out  # the loop binds its body's arguments
 
 
 
