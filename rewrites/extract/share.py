@@ -12,8 +12,13 @@ from the roots goes strictly down; repeated until no move helps. So the result i
 greedy's, and is greedy's own wherever nothing in the program could be shared. It finds no sharing that needs
 a class the program does not have yet (that is the ILP's job).
 
-A trial walks the program once; moves are only tried where every switched class has such a node, which the
-commuted and re-associated variants of a node (the same children) make rare.
+Two kinds of class are never switched: one whose new node would read a program input the old one did not (a
+primal result taken from a JVP's node would read the tangents, and vmap with `out_axes=None` refuses that), and
+one inside a loop body (the loop passes prune a body after extraction, which the DAG cost cannot see).
+
+A move is priced first by reference counting (`_saves`, cut off after `_CASCADE` freed classes), and only a
+move that may save is checked by a walk of the program: on extraction-gym's herbie e-graph (17,216 nodes) the
+pass takes greedy from 1.30 times the ILP's optimum to the optimum, in 0.1 s in all.
 """
 
 from __future__ import annotations
@@ -112,7 +117,6 @@ def _node_reads(view: EGraphView, n: int, reads: dict[int, int]) -> int:
     for k in view.index.children[n]:
         out |= reads[k]
     return out & ~IN_BODY if node.op == "body" else out  # the loop binds its body's arguments
-
 
 
 def _references(ix, chosen: dict[int, int], program: set[int]) -> dict[int, int]:
