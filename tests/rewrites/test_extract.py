@@ -94,6 +94,22 @@ def test_sharing_never_makes_a_value_read_an_input_it_did_not():
     assert result.expr("p") == "(prim inp)" and result.dag_cost == 30
 
 
+def test_sharing_leaves_the_classes_inside_a_loop_body_alone():
+    # Inside the body (reading its argument q), o = f(q) could become the cheaper g(s), s being computed for
+    # another body output anyway; but the loop passes prune a body after extraction, which the DAG cost does
+    # not see, so sharing does not touch a body's classes. Outside the body the same move is made.
+    def classes(inside: bool) -> dict:
+        q = ENode("barg", (), (0, 0)) if inside else ENode("inp", (), (0,))
+        return {"r": [ENode("loop", ("a", "bs"))], "a": [ENode("inp", (), (1,))],
+                "bs": [ENode("body", ("o", "o2"), (0,))], "o": [ENode("f", ("q",)), ENode("g", ("s",))],
+                "o2": [ENode("k", ("s",))], "s": [ENode("h", ("q",))], "q": [q]}
+    by_op = {"loop": 1, "inp": 0, "barg": 0, "body": 0, "f": 10, "g": 1, "k": 1, "h": 10}
+    for inside, op in ((True, "f"), (False, "g")):
+        view = EGraphView.from_classes(classes(inside), ["r"])
+        result = run(view, costs(view, by_op), "greedy_dag")
+        assert view.nodes[result.choice["o"]].op == op, inside
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_cycle_x_equals_neg_neg_x_extracts_the_base_case(method):
     view = egraph("x0: x | neg n1; n1: neg x0")
