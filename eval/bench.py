@@ -17,7 +17,7 @@ import numpy as np
 
 from eval.codegen import compile_numpy
 from eval.interpreter import _PLANS, eval_jaxpr
-from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
+from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case, program_case
 from eval.registry import IMPLS
 from ir.errors import EqjaxError
 from ir.primitives import PRIMITIVES
@@ -60,7 +60,7 @@ def _best_time(run, repeats: int) -> float:
 def eval_row(case_id: str, repeats: int) -> dict:
     """The task of one row: the oracle program `case_id` timed in the interpreter, as generated NumPy and as its
     leaf calls replayed; {"case", "skipped"} for a program the interpreter cannot run."""
-    [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == case_id]
+    case = program_case(case_id)
     try:
         closed = parse_case(case)
         args = case.arrays("args")

@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,20 @@ def load_fixtures(paths: Iterable[str | Path], families: Sequence[str] = ()) -> 
             continue
         cases.extend(Case(c["id"], data["family"], c["tags"], c) for c in data["cases"])
     return cases
+
+
+def program_case(case_id: str, oracle: str | Path = DEFAULT_ORACLE) -> Case:
+    """The whole-program fixture case `case_id` ("program/mlp_tanh") of `oracle`; the family is read once per
+    process (a bench reads one case per row)."""
+    case = _program_cases(str(oracle)).get(case_id)
+    if case is None:
+        raise FixtureError(f"no program case {case_id!r} in {oracle}")
+    return case
+
+
+@cache
+def _program_cases(oracle: str) -> dict[str, Case]:
+    return {c.id: c for c in load_fixtures([oracle], ["programs"])}
 
 
 def mismatch(got: Any, want: np.ndarray | None, rtol: float, atol: float) -> str | None:

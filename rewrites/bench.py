@@ -70,9 +70,9 @@ def optimizer_row(name: str, rules: str, synthetic: int | None = None) -> dict:
     if synthetic is not None:
         closed = synthetic_program(synthetic)
     else:
-        from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
+        from eval.oracle import parse_case, program_case
 
-        [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == name]
+        case = program_case(name)
         closed = parse_case(case)
     t0 = time.perf_counter()
     _, report = optimize(closed, rules=rules)
@@ -155,11 +155,11 @@ def repeated(closed: ClosedJaxpr, copies: int) -> ClosedJaxpr:
 
 def jax_gradient(n_eqns: int, fixture: str = "program/mlp_tanh") -> ClosedJaxpr:
     """JAX's own gradient program of an oracle fixture (`grad.jaxpr`), repeated to about `n_eqns` equations."""
-    from eval.oracle import DEFAULT_ORACLE, load_fixtures
+    from eval.oracle import program_case
     from ir.text import parse_jaxpr
     from rewrites.engine import count_eqns
 
-    [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == fixture]
+    case = program_case(fixture)
     layer = parse_jaxpr(case.raw["grad"]["jaxpr"])
     return repeated(layer, max(1, round(n_eqns / (count_eqns(layer) + len(layer.jaxpr.invars)))))
 

@@ -101,9 +101,9 @@ def runtime_row(suite: str, name: str, min_time: float, threads: int | None) -> 
             optimized = optimize(original)[0]
         args, argnums = w.args, w.argnums
     else:
-        from eval.oracle import DEFAULT_ORACLE, load_fixtures, parse_case
+        from eval.oracle import parse_case, program_case
 
-        [case] = [c for c in load_fixtures([DEFAULT_ORACLE], ["programs"]) if c.id == f"program/{name}"]
+        case = program_case(f"program/{name}")
         original = parse_case(case)
         optimized = optimize(original)[0]
         args, argnums = case.arrays("args"), None

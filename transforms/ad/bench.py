@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from eval.oracle import load_fixtures, parse_case
+from eval.oracle import load_fixtures, parse_case, program_case
 from ir.errors import EqjaxError
 from ir.text import parse_jaxpr
 from rewrites.bench import DEPTHS, fitted_exponent, residual_chain
@@ -58,7 +58,7 @@ def bench_chains(rules: str = "default", depths=DEPTHS, run_rows=None) -> dict:
 def vs_jax_row(oracle: str, case_id: str, rules: str) -> dict:
     """The task of one row of `bench_vs_jax` (it times nothing): FLOPs and equations of our gradient program of
     the case and of JAX's; {"case", "skipped"} for a program we cannot differentiate."""
-    [case] = [c for c in load_fixtures([oracle], ["programs"]) if c.id == case_id]
+    case = program_case(case_id, oracle)
     spec = case.raw["grad"]
     try:
         ours, _ = grad_program(parse_case(case), spec["argnums"], options=Options(rules=rules))

@@ -59,11 +59,11 @@ def bench_vmap(rules: str = "default", depths=DEPTHS, size: int = 8, run_rows=No
 def vs_loop_row(oracle: str, case_id: str, size: int, rules: str) -> dict:
     """The task of one row of `bench_vs_loop` (it times nothing): the case batched at its in_axes, FLOPs and
     bytes over `size` times the unbatched program's; {"case", "skipped"} for a program we cannot batch."""
-    from eval.oracle import load_fixtures, parse_case
+    from eval.oracle import parse_case, program_case
     from ir.errors import EqjaxError
     from rewrites.costs import get_cost_model, jaxpr_cost
 
-    [case] = [c for c in load_fixtures([oracle], ["programs"]) if c.id == case_id]
+    case = program_case(case_id, oracle)
     closed = parse_case(case)
     try:
         batched, _ = vmap_program(closed, case.raw["vmap"]["in_axes"], 0, size, Options(rules=rules))
