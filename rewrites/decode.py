@@ -16,11 +16,11 @@ from ir.errors import EqjaxError
 from ir.primitives import abstract_eval, get_primitive
 from ir.shapes.control import cond_results, scan_results, while_results
 from ir.typecheck import typecheck
-from rewrites.egraph_view import EGraphView, ENode
+from rewrites.egraph_view import STRUCTURAL_OPS, EGraphView, ENode
 from rewrites.encode import Encoding
 from rewrites.terms import CONTROL_SPECS, SPECS, TermSpec, body_params, decode_fields
 
-_LISTS = frozenset({"cons", "nil", "body", "bcons", "bnil"})  # nodes that are not arrays: no aval
+_LISTS = STRUCTURAL_OPS - {"get"}  # nodes that are not arrays: no aval
 
 
 class UnsoundRewrite(EqjaxError):

@@ -138,7 +138,6 @@ class Dask:
         self._client = self._cluster = None
         self._futures = []
 
-
     def _release_workers(self) -> None:
         client = self._client
         pinned = [client.submit(_call, self.release, workers=[w], allow_other_workers=False, pure=False)

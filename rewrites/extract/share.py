@@ -35,13 +35,11 @@ def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int])
     while that lowers the DAG cost from the roots; the classes off the program keep their choice."""
     ix = view.index
     chosen = dict(chosen)
-    program = _program(ix, chosen)
-    if program is None:
-        return chosen
-    current = exact_sum(cost[chosen[c]] for c in program)
     while True:
+        reads = _inputs_read(view, chosen)  # every class of the program, with the inputs it reads
+        program = set(reads)
+        current = exact_sum(cost[chosen[c]] for c in program)
         refs = _references(ix, chosen, program)
-        reads = _inputs_read(view, chosen)
         for switch in _moves(view, cost, chosen, program, reads):
             if not _saves(ix, cost, chosen, refs, switch):
                 continue
@@ -49,9 +47,8 @@ def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int])
             reached = _program(ix, trial)
             if reached is None:
                 continue  # a switched node needs its own class: a cycle
-            total = exact_sum(cost[trial[d]] for d in reached)
-            if total < current:
-                chosen, program, current = trial, reached, total
+            if exact_sum(cost[trial[d]] for d in reached) < current:
+                chosen = trial
                 break
         else:
             return chosen
