@@ -12,7 +12,7 @@ from list order or from `node_key`, never from hashing, so results are identical
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
@@ -45,6 +45,9 @@ class EGraphView:
     node_class: list[str]
     classes: dict[str, list[int]]
     roots: list[str]
+    # The nodes constant folding retired (`subsume`), with their classes: not extractable, so not among `nodes`;
+    # a derivation may pass through them (`with_retired`, `rewrites.explain`).
+    retired: list[tuple[str, ENode]] = field(default_factory=list)
 
     def __post_init__(self):
         if len(self.node_class) != len(self.nodes):
@@ -75,6 +78,20 @@ class EGraphView:
             nodes.extend(enodes)
             node_class.extend([cid] * len(enodes))
         return cls(nodes, node_class, members, list(roots))
+
+    def with_retired(self) -> EGraphView:
+        """This view with its retired nodes among the nodes (after the others, so every node keeps its number),
+        those whose classes are all in it: for explaining a derivation, which may fold a literal subterm on the
+        way (`x + 3x -> (1+3)x -> 4x`), not for extraction."""
+        nodes, node_class = list(self.nodes), list(self.node_class)
+        classes = {cid: list(members) for cid, members in self.classes.items()}
+        known = set(classes) | {cid for cid, _ in self.retired}
+        for cid, node in self.retired:
+            if all(c in known for c in node.children):
+                classes.setdefault(cid, []).append(len(nodes))
+                nodes.append(node)
+                node_class.append(cid)
+        return EGraphView(nodes, node_class, classes, list(self.roots))
 
     def node_key(self, i: int) -> str:
         """A canonical string of node i (op, payload, children) for deterministic tie-breaking."""

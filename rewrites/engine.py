@@ -1,10 +1,10 @@
 """The saturation engine: encode → saturate (bounded) → serialize → extract → decode.
 
 Schedules are built here and only here. One iteration is: the analysis rules (shape and value
-facts) to saturation, then one pass of the chosen rules under egglog's back-off scheduler, whose
-match limit grows with the program so that a rule is skipped only when it would explode. Saturation
-always stops: at the iteration limit, the e-node limit, the time limit, or when nothing changed;
-the report says which.
+facts) and the eager ones (constant folding) to saturation, then one pass of the chosen rules under
+back-off (`rewrites.backoff`), whose match limit grows with the program so that a rule is skipped only
+when it would explode. Saturation always stops: at the iteration limit, the e-node limit, the time
+limit, or when nothing changed; the report says which.
 
 A program is encoded before its e-graph is chosen (`rewrites.encode.Staging`), so that the e-graph holds
 only the egglog rules that can fire on its terms (`rewrites.liveness`): registering a rule, and each
@@ -28,6 +28,7 @@ from egglog.egraph_state import span
 
 from ir.core import ClosedJaxpr, subjaxprs
 from rewrites.analyses.signed_zero import negative_zero_unions
+from rewrites.backoff import BackOff
 from rewrites.decode import class_avals, decode, is_control, node_params, node_primitive, operand_classes
 from rewrites.egraph_view import STRUCTURAL_OPS
 from rewrites.encode import BODY_PARAMS, INLINED, Staging, encode, is_alias, load, output_actions
@@ -85,11 +86,14 @@ class Prepared:
     depth: int = 0  # how many programs it holds now (nested derivations push it again)
     commands: dict = field(default_factory=dict)  # schedule key -> its egglog command
     by_egg_name: dict[str, str] = field(default_factory=dict)  # egglog's rule name -> the rule's name
+    by_egg_id: dict[str, int] = field(default_factory=dict)  # egglog's rule name -> the egglog rule's id
     live: Collection[int] | None = None  # the ids of the rules the current program's schedules run (None: all)
+    subsets: dict[tuple[str, frozenset], Any] = field(default_factory=dict)  # (group, left out) -> its ruleset
+    scopes: list[tuple[Any, set[str]]] = field(default_factory=list)  # per program: its live ids, subsets defined
 
-    def run(self, key: tuple, schedule: Callable[[], Any]) -> tuple[bool, dict[str, int]]:
-        """Run the schedule `schedule()` builds (built once per `key`): whether the e-graph changed, and the
-        matches of each of our rules.
+    def run(self, key: tuple, schedule: Callable[[], Any]) -> tuple[bool, dict[str, int], dict[int, int]]:
+        """Run the schedule `schedule()` builds (built once per `key`): whether the e-graph changed, the
+        matches of each of our rules, and those of each egglog rule (by id).
 
         egglog's `EGraph.run` converts the schedule to a command at every call, hashing every rule's
         declaration deeply to see whether it is registered; with ~250 rules that cost more than the run
@@ -110,20 +114,46 @@ class Prepared:
                 del state.ruleset_to_egg
         (output,) = self.egraph._run_program(command)
         if not self.by_egg_name:
-            self.by_egg_name = {name: self.by_decl[decl] for name, decl in
-                                self.egraph._state.rule_name_to_command_decl.items() if decl in self.by_decl}
+            named = self.egraph._state.rule_name_to_command_decl.items()
+            self.by_egg_name = {name: self.by_decl[decl] for name, decl in named if decl in self.by_decl}
+            ids = {e.decl: i for i, e in self.eggs.items()}
+            self.by_egg_id = {name: ids[decl] for name, decl in named if decl in ids}
         matches: dict[str, int] = {}
+        by_egg: dict[int, int] = {}
         for egg_name, count in output.report.num_matches_per_rule.items():
             name = self.by_egg_name.get(egg_name)
             if name is not None:
                 matches[name] = matches.get(name, 0) + count
-        return output.report.updated, matches
+                i = self.by_egg_id[egg_name]
+                by_egg[i] = by_egg.get(i, 0) + count
+        return output.report.updated, matches, by_egg
+
+    def without(self, group: Any, left_out: frozenset[int]) -> Any:
+        """The ruleset of group `group` (one of the placeholders) but for the egglog rules of ids `left_out`:
+        the group itself when none is left out; else a combined ruleset defined in this program's scope on first
+        use (its name is kept across programs, so that a schedule's command is built once)."""
+        if not left_out:
+            return group
+        name = str(group.__egg_ident__)
+        ruleset_ = self.subsets.get((name, left_out))
+        if ruleset_ is None:
+            if len(self.subsets) >= _SUBSETS:  # a long sweep meets many: forget them (names are never reused)
+                self.subsets.clear()
+                self.commands.clear()
+            ruleset_ = self.subsets[name, left_out] = ruleset(name=f"{name}-less-{next(_ruleset_ids)}")
+        ident = str(ruleset_.__egg_ident__)
+        if ident not in self.scopes[-1][1]:
+            members = [n for i, n in self.groups[name] if (self.live is None or i in self.live) and i not in left_out]
+            self.egraph._egraph.run_program(bindings.UnstableCombinedRuleset(span(), ident, members))
+            self.scopes[-1][1].add(ident)
+        return ruleset_
 
     def push(self, live: Collection[int] | None = None) -> None:
         """A scope for one program whose schedules run the rules of ids `live` (None: every rule)."""
         self.egraph.push()
         self.depth += 1
         self.live = live
+        self.scopes.append((live, set()))
         commands = [bindings.UnstableCombinedRuleset(span(), group, [name for i, name in members
                                                                     if live is None or i in live])
                     for group, members in self.groups.items()]
@@ -132,6 +162,8 @@ class Prepared:
     def pop(self) -> None:
         self.egraph.pop()
         self.depth -= 1
+        self.scopes.pop()
+        self.live = self.scopes[-1][0] if self.scopes else None
 
 
 def _registered(ruleset_ident) -> None:
@@ -171,6 +203,7 @@ def prepared(rules: list[Rule], prelude: Sequence[Rule] = (),
 
 
 _RATIO, _POOL = 2, 24  # see `Prepared`
+_SUBSETS = 1024  # rulesets of groups less their banned rules that a `Prepared` remembers
 
 
 def release_prepared() -> None:
@@ -187,7 +220,8 @@ def _members(rules: list[Rule], prelude: Sequence[Rule], eggs: dict[int, Any]) -
     def chosen(rule_list, keep=lambda r: True) -> list:
         return [e for r in rule_list if keep(r) and r.built is not None for e in r.built if id(e) in eggs]
 
-    return [chosen(analysis_rules()), chosen(rules, lambda r: not r.explosive),
+    return [chosen(analysis_rules()) + chosen(rules, lambda r: r.eager),
+            chosen(rules, lambda r: not r.explosive and not r.eager),
             chosen(rules, lambda r: r.explosive), chosen(prelude)]
 
 
@@ -241,13 +275,17 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
              restart: Callable[[], None] | None = None, trace: bool = False) -> None:
     """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
 
-    One iteration: the analysis rules to saturation, one pass of the ordinary rules, one pass of the
-    explosive ones (assoc/comm), each under back-off with a match limit scaled to the program.
+    One iteration: the analysis and eager rules to saturation, one pass of the ordinary rules, one pass of
+    the explosive ones (assoc/comm), each but the rules back-off bans (`rewrites.backoff`, a match limit
+    scaled to the program). Each iteration is one run, so that the bans are decided between iterations; when
+    nothing changed but some rule was banned, the bans are lifted and the run goes on.
 
     The bounds hold as follows. Iterations: exactly. E-nodes (`egraph_nodes`, rows of every table): the
-    rows a step adds per match are measured, and each later step runs one iteration with its match limits
-    cut so that the rules that fired last, each at its limit, fit in the node budget left (back-off skips a
-    rule that matches more than its limit, so a rule adds at most its limit's worth). The first iteration
+    rows a step adds per match are measured, and each later step has its match limits cut so that the rules
+    that fired last, each at its limit, fit in the node budget left. Under an explicit limit such a step runs
+    under egglog's back_off scheduler, which skips a rule that matches more than its limit, so a rule adds at
+    most its limit's worth (that scheduler also matches retired nodes, which only costs rows here); under the
+    default budget a rule whose last matches passed the cut sits the step out. The first iteration
     has no measure to go by (one iteration of a 300-term chain grew the e-graph 3x): when it passes an
     explicit limit by more than `_OVERSHOOT` and `restart` is given, the e-graph is reloaded with the
     program (`restart()`) and the iteration is run again with the match limit that lets through the rules
@@ -257,33 +295,40 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     Seconds: a step is only started when the time it is predicted to take (the slowest iteration so
     far) fits before `deadline` (default: `limits.seconds` from now).
 
-    Each run is recorded in `report.steps`; `trace=True` runs one iteration per run and counts the e-graph's
-    term e-nodes and e-classes after each (a serialization per run)."""
+    Each run is recorded in `report.steps`; `trace=True` counts the e-graph's term e-nodes and e-classes after
+    each (a serialization per run)."""
     egraph = prep.egraph
     report.rule_matches.update({r.name: 0 for r in prep.rules})
     match_limit = limits.match_limit_base + limits.match_limit_per_eqn * n_eqns
     explosive_limit = limits.explosive_match_limit_base + limits.explosive_match_limit_per_eqn * n_eqns
 
-    def iterations(n: int, match_limit: int, explosive_limit: int):
-        one_iteration = (
-            run(prep.analysis).saturate()
-            + run(prep.ordinary, scheduler=back_off(match_limit=match_limit, ban_length=limits.ban_length))
-            + run(prep.explosive, scheduler=back_off(match_limit=explosive_limit, ban_length=limits.ban_length)))
-        return one_iteration * n + run(prep.analysis).saturate()  # a step's size counts its shape facts
+    rule_groups = (prep.ordinary, prep.explosive)
+    backoffs = (BackOff(match_limit, limits.ban_length), BackOff(explosive_limit, limits.ban_length))
+    group_of = {i: k for k, group in enumerate(rule_groups) for i, _ in prep.groups[str(group.__egg_ident__)]}
+
+    def iteration(groups: tuple, limits_now: tuple[int, int] | None):
+        """One iteration: a plain run of each group (`groups`: each but its banned rules, `rewrites.backoff`), or
+        while the node budget throttles the run, egglog's back_off at the capped limits `limits_now`, which skips
+        a rule past its limit where a plain run has applied its matches already, so that the budget holds."""
+        if limits_now is not None:
+            passes = [run(group, scheduler=back_off(match_limit=limit, ban_length=limits.ban_length))
+                      for group, limit in zip(groups, limits_now, strict=True)]
+        else:
+            passes = [run(group) for group in groups]
+        # the analyses run last too: a step's size counts its shape facts
+        return run(prep.analysis).saturate() + passes[0] + passes[1] + run(prep.analysis).saturate()
 
     node_limit = limits.node_limit(n_eqns)
     deadline = time.perf_counter() + limits.seconds if deadline is None else deadline
     report.stop_reason = "iterations"
     report.egraph_nodes = size = egraph_nodes(egraph)
-    chunk, slowest, rows_per_match, fired, throttled = 1, 0.0, 0.0, 0, False
+    slowest, rows_per_match, fired, throttled = 0.0, 0.0, 0, False
+    last: dict[int, int] = {}  # each egglog rule's matches the last time it ran
     counted: dict[str, int] = {}  # the first iteration's matches, once an attempt at it overshot and was undone
     ceiling = 0  # the match limit of the last attempt undone: the next one runs under a lower one
     if limits.nodes is not None and size >= limits.nodes:
         report.stop_reason = "nodes"  # a limit given explicitly (`--node-limit 0`) holds from the start
     while report.stop_reason == "iterations" and report.iterations < limits.iterations:
-        # egglog re-matches every rule from scratch at each `run` call (its semi-naive bookkeeping spans
-        # one call), so iterations run in doubling chunks: limits are checked after 1, 3, 7, ... iterations.
-        n = min(chunk, limits.iterations - report.iterations)
         limits_now, throttled = (match_limit, explosive_limit), False
         if counted and report.iterations == 0:
             below = {name: count for name, count in counted.items() if count < ceiling}
@@ -291,31 +336,38 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             if cap < 1:
                 report.stop_reason = "nodes"
                 break
-            n, limits_now, throttled = 1, (min(match_limit, cap), min(explosive_limit, cap)), True
+            limits_now, throttled = (min(match_limit, cap), min(explosive_limit, cap)), True
         elif rows_per_match:
             cap = (node_limit - size) / (_ROWS_MARGIN * rows_per_match * max(1, fired))
             if cap < 1:
                 report.stop_reason = "nodes"
                 break
             if cap < match_limit:
-                n, limits_now, throttled = 1, (min(match_limit, int(cap)), min(explosive_limit, int(cap))), True
+                limits_now, throttled = (min(match_limit, int(cap)), min(explosive_limit, int(cap))), True
         clock = time.perf_counter()
-        if clock + slowest * n > deadline:
-            if n > 1:
-                chunk = 1
-                continue
+        if clock + slowest > deadline:
             report.stop_reason = "seconds"
             break
-        updated, matches = prep.run(("iterations", *limits_now, limits.ban_length, n),
-                                    lambda n=n, ml=limits_now: iterations(n, *ml))
+        if throttled and limits.nodes is not None:  # an explicit limit holds within `_OVERSHOOT`
+            groups, capped = rule_groups, limits_now
+        else:  # under the default budget, a throttled rule sits out while it last matched more than the cap
+            over = frozenset(i for i, c in last.items() if throttled and c > limits_now[group_of[i]])
+            groups = tuple(prep.without(group, backoff.banned(report.iterations) | over)
+                           for group, backoff in zip(rule_groups, backoffs, strict=True))
+            capped = None
+        updated, matches, by_egg = prep.run(("iteration", *(str(g.__egg_ident__) for g in groups), capped,
+                                             limits.ban_length), lambda g=groups, c=capped: iteration(g, c))
+        if capped is None:
+            last.update((i, c) for i, c in by_egg.items() if i in group_of)
+            for k, backoff in enumerate(backoffs):
+                backoff.record(report.iterations, {i: c for i, c in by_egg.items() if group_of.get(i) == k})
         took = time.perf_counter() - clock
-        slowest = max(slowest, took / n)
-        report.iterations += n
-        chunk = 1 if trace else chunk * 2
+        slowest = max(slowest, took)
+        report.iterations += 1
         for name, count in matches.items():
             report.rule_matches[name] += count
         before, grown = size, egraph_nodes(egraph)
-        report.steps.append(_step(egraph, "rules", n, took, grown, matches, trace))
+        report.steps.append(_step(egraph, "rules", 1, took, grown, matches, trace))
         if sum(matches.values()):
             rows_per_match = max(rows_per_match, (grown - size) / sum(matches.values()))
             fired = max(fired, sum(1 for count in matches.values() if count))
@@ -326,11 +378,13 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             counted, ceiling = counted or matches, limits_now[0]
             for name, count in matches.items():
                 report.rule_matches[name] -= count
-            report.iterations, chunk = 0, 1
+            report.iterations = 0
             report.egraph_nodes = size = egraph_nodes(egraph)
             continue
         report.egraph_nodes = size = grown
         if not updated:
+            if any([backoff.unban(report.iterations) for backoff in backoffs]):  # every group's bans lifted
+                continue  # nothing changed but banned rules may: they run again
             report.stop_reason = "saturated"
             break
         if size > node_limit or (throttled and grown == before):  # past the limit, or held back by it
@@ -388,7 +442,7 @@ def run_prelude(prep: Prepared, report: Report, prelude: Sequence[Rule], trace: 
     for r in prelude:
         report.rule_matches.setdefault(r.name, 0)
     clock = time.perf_counter()
-    _, matches = prep.run(("prelude",), lambda: (run(prep.analysis).saturate() + run(prep.prelude)).saturate())
+    _, matches, _ = prep.run(("prelude",), lambda: (run(prep.analysis).saturate() + run(prep.prelude)).saturate())
     for name, count in matches.items():
         if name in report.rule_matches:
             report.rule_matches[name] += count

@@ -41,6 +41,7 @@ class Proof:
         if not self.equal:
             raise ValueError("not proved: there is no derivation; `closest` says how close it got")
         loaded, view, enc, rule_list, left = self._saturated
+        view = view.with_retired()  # a derivation may pass through folded nodes
         terms = input_terms(loaded, view, output_classes(loaded))
         raw = derive_terms(view, rule_list, self.report, terms[:len(left.out_avals)], terms[len(left.out_avals):])
         return checked_steps(view, enc, raw, left, samples)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Step:
-    """One `run` of the saturation loop: `iterations` iterations of the rules (runs are chunked; one each with
-    `trace=True`), the e-graph after it and each rule's matches in it.
+    """One `run` of the saturation loop: `iterations` iterations of the rules (one; none for the prelude and the
+    final analyses), the e-graph after it and each rule's matches in it.
 
     egglog 13.2 reports per-rule search times of 0-11 µs even for rules with thousands of matches (its
     backend does not attribute time per rule), so a step's time is measured here, around the run."""

@@ -45,6 +45,9 @@ class Rule:
     explosive: bool = False
     build: Callable[[], tuple[RewriteOrRule, ...]] | None = field(default=None, repr=False)
     trigger: str | None = None  # a symbol every egglog rule of a lazy rule needs (`rewrites.liveness`)
+    # Rules run to saturation with the analyses before each pass of the others (constant folding: what they
+    # retire is gone before another rule could build on it).
+    eager: bool = False
 
     @classmethod
     def lazy(cls, name: str, category: str, soundness: str, math: str, build: Callable[[], tuple], *,
@@ -71,9 +74,11 @@ class RuleBook:
         self.rules: list[Rule] = []
 
     def rw(self, name: str, soundness: str, lhs: Any, rhs: Any, *when: Any, math: str,
-           explosive: bool = False) -> Rule:
-        """`lhs => rhs` (if every condition in `when` holds)."""
-        return self._add(name, soundness, math, (rewrite(lhs).to(rhs, *when),), explosive)
+           explosive: bool = False, subsume: bool = False, eager: bool = False) -> Rule:
+        """`lhs => rhs` (if every condition in `when` holds); `subsume=True` also retires the matched node: no rule
+        matches it again and extraction never picks it (`rewrites.backoff` says why the engine's schedule allows
+        this), though a derivation may pass through it (`EGraphView.with_retired`)."""
+        return self._add(name, soundness, math, (rewrite(lhs, subsume=subsume).to(rhs, *when),), explosive, eager)
 
     def birw(self, name: str, soundness: str, lhs: Any, rhs: Any, *when: Any, math: str,
              explosive: bool = False) -> Rule:
@@ -90,8 +95,8 @@ class RuleBook:
         """One named rule made of several egglog rules (one per primitive, per rank, ...)."""
         return self._add(name, soundness, math, tuple(eggs), explosive)
 
-    def _add(self, name, soundness, math, egg, explosive) -> Rule:
-        r = Rule(name, self.category, soundness, math, egg, explosive)
+    def _add(self, name, soundness, math, egg, explosive, eager=False) -> Rule:
+        r = Rule(name, self.category, soundness, math, egg, explosive, eager=eager)
         self.rules.append(r)
         return r
 

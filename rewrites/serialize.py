@@ -51,6 +51,7 @@ def view_of(egraph: EGraph) -> EGraphView:
         return tuple(raw.value_to_i64(v) for v in raw.value_to_vec(value))  # Vec[i64]
 
     by_class: dict[str, list[ENode]] = {}
+    retired: list[tuple[str, ENode]] = []
     for name, table in frozen.functions.items():
         if name not in _TERM_TABLES and name not in ALL_BY_EGG_NAME:
             continue  # analysis tables, `ref` aliases, let bindings
@@ -59,16 +60,17 @@ def view_of(egraph: EGraph) -> EGraphView:
         out_sort = table.output_sort
         sorts = table.input_sorts
         for row in table.rows:
-            if row.subsumed:
-                continue
             children, values = [], []
             for sort, value in zip(sorts, row.inputs, strict=True):
                 if sort in TERM_SORTS:
                     children.append(_class_id(sort, value))
                 else:
                     values.append(primitive(sort, value))
-            by_class.setdefault(_class_id(out_sort, row.output), []).append(
-                ENode(op, tuple(children), tuple(values)))
+            node = ENode(op, tuple(children), tuple(values))
+            if row.subsumed:
+                retired.append((_class_id(out_sort, row.output), node))
+            else:
+                by_class.setdefault(_class_id(out_sort, row.output), []).append(node)
     bound = frozen.functions.get(ROOT_LET)
     if bound is not None and bound.rows:
         roots = [_class_id("Args", row.output) for row in bound.rows]
@@ -81,20 +83,32 @@ def view_of(egraph: EGraph) -> EGraphView:
             raise RuntimeError(f"the {OUTPUT_TABLE} table must hold one class per output 0..n-1")
         roots = [_class_id("Arr", value) for _, value in rows]
     _drop_dangling(by_class)
-    by_class = _reachable(by_class, roots)
+    main = _reachable(by_class, roots)
+    # The classes only retired nodes reach (a folded `1 + 3`'s literals) are named too, for `with_retired`.
+    folded: dict[str, list[ENode]] = {}
+    for cid, node in retired:
+        folded.setdefault(cid, []).append(node)
+    extended = _reachable(by_class, roots, folded)
     first_use: dict[str, int] = {}  # class -> the first input equation whose result it holds (`ref(k)`)
     refs = frozen.functions.get("ref")
     for row in refs.rows if refs is not None else ():
         cid, k = _class_id("Arr", row.output), raw.value_to_i64(row.inputs[0])
         first_use[cid] = min(k, first_use.get(cid, k))
-    by_class, roots = canonical_class_ids(by_class, roots, first_use)
-    for cls in by_class.values():
+    names: dict[str, str] = {}
+    named, roots = canonical_class_ids(extended, roots, first_use, names)
+    kept = {names[cid] for cid in main}
+    for cls in named.values():
         cls.sort(key=_node_order)
-    return EGraphView.from_classes(by_class, roots)
+    view = EGraphView.from_classes({cid: nodes for cid, nodes in named.items() if cid in kept}, roots)
+    renamed = [(names[cid], ENode(n.op, tuple(names[c] for c in n.children), n.payload))
+               for cid, n in retired if cid in names and all(c in names for c in n.children)]
+    view.retired = ([(cid, n) for cid, nodes in named.items() if cid not in kept for n in nodes]
+                    + sorted(renamed, key=lambda r: (r[0], _node_order(r[1]))))
+    return view
 
 
 def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str], first_use: dict[str, int] | None = None,
-                        ) -> tuple[dict[str, list[ENode]], list[str]]:
+                        names_out: dict[str, str] | None = None) -> tuple[dict[str, list[ENode]], list[str]]:
     """The classes renamed by their content, in a canonical order, so that nothing downstream sees egglog's ids.
 
     egglog numbers values in the order it creates them, and that order is not stable between processes (a
@@ -144,16 +158,22 @@ def canonical_class_ids(by_class: dict[str, list[ENode]], roots: list[str], firs
         names[cid] = f"{cid.partition('-')[0]}-unextractable-{k}"
     renamed = {names[cid]: [ENode(n.op, tuple(names[c] for c in n.children), n.payload) for n in by_class[cid]]
                for cid in order + rest}
+    if names_out is not None:
+        names_out.update(names)  # egglog's class id -> its name
     return renamed, [names[r] for r in roots]
 
 
-def _reachable(by_class: dict[str, list[ENode]], roots: list[str]) -> dict[str, list[ENode]]:
+def _reachable(by_class: dict[str, list[ENode]], roots: list[str],
+               also: dict[str, list[ENode]] | None = None) -> dict[str, list[ENode]]:
     """The classes reachable from `roots` through any node: what extraction can choose from. Other rows are
     not part of the program, and some are not even the same in every process (a `nil()` that egglog's
-    Python layer adds in some processes and not in others while declaring the term language)."""
+    Python layer adds in some processes and not in others while declaring the term language). `also`: more
+    nodes by class to walk through (the retired ones), whose own rows are not returned."""
+    also = also or {}
     seen, frontier = set(roots), list(roots)
     while frontier:
-        for node in by_class.get(frontier.pop(), ()):
+        cid = frontier.pop()
+        for node in [*by_class.get(cid, ()), *also.get(cid, ())]:
             for child in node.children:
                 if child not in seen:
                     seen.add(child)

@@ -98,10 +98,11 @@ def explain(closed: ClosedJaxpr, rules="default", cost="flops", extractor="greed
     if report.kept_input:
         report.shaping_rules = {}
         return Derivation(closed, optimized, report)
-    inputs = input_terms(sat.loaded, sat.view)
-    outputs = chosen_terms(sat.view, extraction.choice)
-    raw = derive_terms(sat.view, resolve_rules(rules), report, inputs, outputs)
-    derivation = Derivation(closed, optimized, report, checked_steps(sat.view, sat.enc, raw, closed, samples))
+    view = sat.view.with_retired()  # folded nodes too: a derivation may pass through them
+    inputs = input_terms(sat.loaded, view)
+    outputs = chosen_terms(view, extraction.choice)
+    raw = derive_terms(view, resolve_rules(rules), report, inputs, outputs)
+    derivation = Derivation(closed, optimized, report, checked_steps(view, sat.enc, raw, closed, samples))
     report.shaping_rules = dict(derivation.shaping_rules)
     return derivation
 
@@ -154,7 +155,8 @@ def _in_body(view, term: Term, seen: set | None = None) -> bool:
 
 def input_terms(loaded, view, roots: list[str] | None = None) -> list[Term]:
     """The input program's output terms in the saturated `view`: each node of the e-graph as loaded, found
-    by its op, payload and (mapped) children among the saturated e-graph's nodes."""
+    by its op, payload and (mapped) children among the saturated e-graph's nodes (a node constant folding
+    retired, `mul 2.0 3.0`, among the retired ones of a view `with_retired`)."""
     index = {(n.op, canonical(n.payload), n.children): i for i, n in enumerate(view.nodes)}  # 0.0 != -0.0 here
     node_of: dict[str, int] = {}
     terms: dict[str, Term] = {}

@@ -93,3 +93,12 @@ def test_the_explain_command(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["complete"] and all(s["soundness"] == "exact" for s in data["steps"])
     assert set(data["shaping_rules"]) == {s["rule"] for s in data["steps"]}
+
+
+def test_a_derivation_passes_through_the_nodes_constant_folding_retired():
+    # Folding retires `1 + 3` (no rule matches it again), but the derivation still goes x + 3x -> (1+3)x -> 4x,
+    # and a literal subterm of the input (2*3) is folded as a step of its own.
+    d = explain(ir.make_jaxpr(lambda x: x + 3.0 * x)(A))
+    assert d.complete and [s.rule for s in d.steps] == ["add-scaled-self", "fold-add-f64"]
+    d = explain(ir.make_jaxpr(lambda x: x + ir.lax.mul(np.float64(2.0), np.float64(3.0)))(A))
+    assert d.complete and "fold-mul-f64" in d.shaping_rules

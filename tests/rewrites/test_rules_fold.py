@@ -149,3 +149,26 @@ def test_optimized_edge_programs_keep_their_bits(why, f, aval):
 def test_inexact_float32_sum_is_not_folded():
     assert_not_proves(lambda x: x + lax.add(f32(0.1), f32(0.2)), lambda x: x + (f32(0.1) + f32(0.2)), F32,
                       rules="fast")
+
+
+# Programs whose literal classes kept growing before folding retired the node it folds (`x*1.0` collected
+# `integer_pow[y=k](1.0)` for every k; `x+0.0` collected `k*0`): under the default rules and limits each now
+# saturates, to the equations a hand would write.
+SATURATES = [
+    ("x*1", lambda x: x * 1.0, []),
+    ("x+0", lambda x: x + 0.0, []),
+    ("x*1+0", lambda x: x * 1.0 + 0.0, []),
+    ("1*x*1", lambda x: 1.0 * x * 1.0, []),
+    ("x+3x", lambda x: x + 3.0 * x, ["mul"]),
+    ("(2x)3", lambda x: (x * 2.0) * 3.0, ["mul"]),
+    ("x^2*1", lambda x: (x ** 2) * 1.0, ["integer_pow"]),
+]
+
+
+@pytest.mark.parametrize("name,f,want", SATURATES, ids=[s[0] for s in SATURATES])
+def test_saturation_ends_on_the_classes_of_literals(name, f, want):
+    out, report = optimize(make_jaxpr(f)(F64))
+    assert report.stop_reason == "saturated", (name, report.stop_reason, report.iterations)
+    assert [e.primitive for e in out.jaxpr.eqns] == want
+    x = np.array([-1.5, 0.25, 3.0])
+    np.testing.assert_array_equal(eval_jaxpr(out, x)[0], f(x))
