@@ -1,16 +1,21 @@
-"""Sharing after greedy DAG extraction: classes switch to nodes whose children the extracted program already
+"""Sharing after greedy DAG extraction: classes switch to nodes that reuse what the extracted program already
 computes, when that lowers its DAG cost.
 
 Greedy DAG extraction prices each class's sub-DAG alone, so two classes can each pick one of two nodes of
 equal price that the program then needs both of: an AD forward scan computes the primal's results and its
 residuals, the primal scan only the results, and with the results' classes tied between the two scans a
-gradient ran both. This pass looks at the program as a whole and tries, in a fixed order: for each class d of
-the program but a root, every class using d switched to its cheapest node that does not use d and whose
-children are all in the program (dropping d and what only it needs); then each class switched to a cheaper
-node of its own whose children are in the program. A move is kept if the choice stays acyclic and the DAG cost
-from the roots goes strictly down; repeated until no move helps. So the result is never costlier than
-greedy's, and is greedy's own wherever nothing in the program could be shared. It finds no sharing that needs
-a class the program does not have yet (that is the ILP's job).
+gradient ran both. This pass looks at the program as a whole and tries, in a fixed order:
+- for each class d of the program but a root, every class using d switched to its cheapest node that does not
+  use d and whose children are all in the program (dropping d and what only it needs);
+- each class switched to a cheaper node of its own whose children are in the program;
+- each class switched to any node of its own that needs classes the program will not have, those brought in
+  with nodes chosen to add least given what the program keeps (`_pull`: up to `_PULL` classes). gelu_tanh's
+  JVP computes σ(2u) anyway, and tanh(u) is 2σ(2u) - 1: priced alone, tanh beats the three nodes of that, so
+  greedy keeps both; brought in over the σ the program has, `2(σ - ½)` costs two cheap nodes.
+The moves of a round are those of the program as the round began; a move is kept if the choice stays acyclic
+and the DAG cost from the roots goes strictly down, and rounds repeat until none helps. So the result is never
+costlier than greedy's, and is greedy's own wherever nothing in the program could be shared. A sharing that
+needs several classes switched together at once is the ILP's job.
 
 Two kinds of class are never switched: one whose new node would read a program input the old one did not (a
 primal result taken from a JVP's node would read the tangents, and vmap with `out_axes=None` refuses that), and
@@ -35,26 +40,32 @@ def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int])
     while that lowers the DAG cost from the roots; the classes off the program keep their choice."""
     ix = view.index
     chosen = dict(chosen)
-    while True:
+    cheapest = [sorted(members, key=lambda m: (cost[m], m))[:_PULL_OPTIONS] for members in ix.members]
+    improved = True
+    while improved:
         reads = _inputs_read(view, chosen)  # every class of the program, with the inputs it reads
         program = set(reads)
         current = exact_sum(cost[chosen[c]] for c in program)
         refs = _references(ix, chosen, program)
-        for switch in _moves(view, cost, chosen, program, reads):
-            if not _saves(ix, cost, chosen, refs, switch):
+        improved = False
+        # The moves of a round are those of the program as the round began; a move kept goes on to the next one,
+        # each checked exactly against the program as it is by then.
+        for switch, pulled in _moves(view, cost, chosen, program, reads, refs, cheapest):
+            if not _saves(ix, cost, chosen, refs, switch, pulled):
                 continue
-            trial = {**chosen, **switch}
+            trial = {**chosen, **pulled, **switch}
             reached = _program(ix, trial)
             if reached is None:
                 continue  # a switched node needs its own class: a cycle
-            if exact_sum(cost[trial[d]] for d in reached) < current:
-                chosen = trial
-                break
-        else:
-            return chosen
+            total = exact_sum(cost[trial[d]] for d in reached)
+            if total < current:
+                chosen, current, improved = trial, total, True
+                refs = _references(ix, chosen, reached)
+    return chosen
 
 
-def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], reads: dict[int, int]):
+def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], reads: dict[int, int],
+           refs: dict[int, int], cheapest: list[list[int]]):
     """Switches to try (class -> new node), in a deterministic order: for each class d of the program but a
     root, every class using it switched to its cheapest node that does not (dropping d, if nothing else needs
     it); then each class switched to a cheaper node of its own. A node may only replace one that reads every
@@ -81,11 +92,102 @@ def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], re
                 break
             switch[u] = min(options, key=lambda m: (cost[m], m))
         else:
-            yield switch
+            yield switch, {}
     for c in sorted(program):
         cheaper = [m for m in usable(c, None) if cost[m] < cost[chosen[c]]]
         if cheaper:
-            yield {c: min(cheaper, key=lambda m: (cost[m], m))}
+            yield {c: min(cheaper, key=lambda m: (cost[m], m))}, {}
+    for c in sorted(program):
+        if reads[c] & IN_BODY:
+            continue
+        most = None  # what any move of c's may save at most: its node and all it frees
+        for m in ix.members[c]:
+            if m == chosen[c] or cost[m] == math.inf or c in ix.children[m] or set(ix.children[m]) <= program:
+                continue
+            if most is None:
+                most = cost[chosen[c]] + sum(cost[chosen[k]] for k in _freed(ix, chosen, refs, c, None))
+            if cost[m] + sum(cost[cheapest[d][0]] for d in set(ix.children[m]) - program) >= most:
+                continue
+            # a pulled node may use at no cost the classes that stay when m replaces c's node
+            freed = _freed(ix, chosen, refs, c, m)
+            budget = cost[chosen[c]] - cost[m] + sum(cost[chosen[k]] for k in freed)  # what pulling may add
+            if budget <= 0:
+                continue
+            pulled = _pull(ix, cost, cheapest, chosen, program, freed, m, c, budget)
+            if pulled is None:
+                continue
+            reads_then = dict(reads)
+            for k, n in pulled.items():
+                reads_then[k] = _node_reads(view, n, reads_then)
+                if reads_then[k] & ~reads.get(k, ~IN_BODY):  # a class of the program that would read more
+                    break
+            else:
+                if not _node_reads(view, m, reads_then) & ~reads[c]:
+                    yield {c: m}, pulled
+
+
+def _freed(ix, chosen: dict[int, int], refs: dict[int, int], c: int, m: int | None) -> set[int]:
+    """The classes of the program but its leaves that node m replacing class c's chosen node frees (m None: that
+    dropping it frees), by reference counting, in cascade; at most `_CASCADE`."""
+    left = {k: refs.get(k, 0) + 1 for k in set(ix.children[m])} if m is not None else {}
+    freed: set[int] = set()
+    stack = sorted(set(ix.children[chosen[c]]))
+    while stack and len(freed) < _CASCADE:
+        k = stack.pop()
+        left[k] = left.get(k, refs.get(k, 0)) - 1
+        if left[k] == 0 and ix.children[chosen[k]]:
+            freed.add(k)
+            stack.extend(sorted(set(ix.children[chosen[k]])))
+    return freed
+
+
+def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: set[int], freed: set[int], m: int,
+          c: int, budget: Cost) -> dict[int, int] | None:
+    """Nodes for the classes that node m (for class c) needs and the program will not have (those off it, and the
+    `freed` ones), children first: each class's node the one that adds least to the program (its cost and that of
+    its own children the program will not have, priced the same way; from `_PULL_DEPTH` classes down, greedy's
+    choices); a freed class that keeps its node is not among them. None when that needs c, when more than `_PULL`
+    classes, or when the classes of m's children alone add `budget` or more (the search stops there)."""
+    price: dict[int, tuple[float, int, float]] = {}  # class -> (what it adds, its node, the bound it was priced in)
+    kept = program - freed
+
+    def priced(k: int, depth: int, path: frozenset, bound: float) -> float:
+        """What class k adds at least, exactly when less than `bound` (else inf)."""
+        hit = price.get(k)
+        if hit is None or (hit[0] == math.inf and hit[2] < bound):
+            options = cheapest[k] if depth < _PULL_DEPTH else [chosen[k]] if k in chosen else []
+            best = (math.inf, -1)
+            for n in options:
+                kids = sorted(set(ix.children[n]) - kept)
+                if (cost[n] + sum(cost[cheapest[d][0]] for d in kids) >= min(bound, best[0]) or c in kids or k in kids
+                        or path.intersection(kids) or depth > _PULL):
+                    continue
+                added = cost[n]
+                for d in kids:
+                    added += priced(d, depth + 1, path | {k}, min(bound, best[0]) - added)
+                    if added >= min(bound, best[0]):
+                        break
+                else:
+                    best = min(best, (added, n))
+            hit = price[k] = (*best, bound)
+        return hit[0] if hit[0] < bound else math.inf
+
+    pulled: dict[int, int] = {}  # in postorder
+    seen: set[int] = set()
+    stack = [(k, False) for k in sorted(set(ix.children[m]) - kept)]
+    while stack:
+        k, done = stack.pop()
+        if done:
+            pulled[k] = price[k][1]
+            continue
+        if k in seen:
+            continue
+        if priced(k, 0, frozenset(), budget) == math.inf or len(seen) >= _PULL:
+            return None
+        seen.add(k)
+        stack.append((k, True))
+        stack.extend((d, False) for d in sorted(set(ix.children[price[k][1]]) - kept) if d not in seen)
+    return {k: n for k, n in pulled.items() if k not in program or n != chosen[k]}
 
 
 def _inputs_read(view: EGraphView, chosen: dict[int, int]) -> dict[int, int]:
@@ -127,25 +229,30 @@ def _references(ix, chosen: dict[int, int], program: set[int]) -> dict[int, int]
     return refs
 
 
-def _saves(ix, cost, chosen: dict[int, int], refs: dict[int, int], switch: dict[int, int]) -> bool:
+def _saves(ix, cost, chosen: dict[int, int], refs: dict[int, int], switch: dict[int, int],
+           pulled: dict[int, int]) -> bool:
     """Whether a switch may lower the DAG cost, by reference counting: the classes it frees are those whose last
     user goes, in cascade, and it may save if they cost more than the switched nodes add. The cascade stops as
     soon as they do, or after `_CASCADE` classes (a saving so deep is not looked for: that bounds the pass's
     time on long chains whose every class has another node). Where a switched class is itself freed (its new
     node's children then stay counted) it can only miss a saving; a move is checked exactly before it is
     kept."""
-    added = exact_sum([cost[m] for m in switch.values()] + [-cost[chosen[u]] for u in switch])
+    added = exact_sum([cost[m] for m in switch.values()] + [-cost[chosen[u]] for u in switch]
+                      + [cost[n] for n in pulled.values()])
     if added < 0:
         return True
     left: dict[int, int] = {}
     for u, m in switch.items():
         for k in set(ix.children[m]) - set(ix.children[chosen[u]]):
-            left[k] = left.get(k, refs[k]) + 1
+            left[k] = left.get(k, refs.get(k, 0)) + 1
+    for n in pulled.values():
+        for d in set(ix.children[n]):
+            left[d] = left.get(d, refs.get(d, 0)) + 1
     stack = [k for u, m in switch.items() for k in sorted(set(ix.children[chosen[u]]) - set(ix.children[m]))]
     freed, count = 0, 0  # a running sum: this only sorts moves out, the kept ones are priced exactly
     while stack and count < _CASCADE:
         k = stack.pop()
-        left[k] = left.get(k, refs[k]) - 1
+        left[k] = left.get(k, refs.get(k, 0)) - 1
         if left[k] == 0:
             freed, count = freed + cost[chosen[k]], count + 1
             if freed > added:
@@ -155,6 +262,7 @@ def _saves(ix, cost, chosen: dict[int, int], refs: dict[int, int], switch: dict[
 
 
 _CASCADE = 64
+_PULL, _PULL_DEPTH, _PULL_OPTIONS = 4, 2, 8
 
 
 def _program(ix, chosen: dict[int, int]) -> set[int] | None:

@@ -82,6 +82,21 @@ def test_greedy_dag_reuses_a_node_the_program_already_pays_for():
         assert result.expr("r1") == "(get0b (scan2 X))" and result.dag_cost == 12
 
 
+def test_sharing_pulls_in_a_class_the_program_lacks_when_it_reuses_the_program():
+    # gelu_tanh's JVP: the program computes h = σ(u) anyway; t = tanh(u) is also 2σ(2u) - 1 = m2(k), k = h - ½.
+    # Priced alone, tanh (10) beats m2 + addk + σ (12), so greedy takes it; k is not in the program, so only a
+    # move that brings k in with its own choice (addk h, over h the program has) finds the cheaper whole.
+    view = egraph("r: g t s; t: tanh u | m2 k; k: addk h; s: use h; h: sig u; u: U")
+    cost = costs(view, {"g": 1, "tanh": 10, "m2": 1, "addk": 1, "use": 1, "sig": 10, "U": 1})
+    from rewrites.extract.greedy_dag import greedy_dag_choice
+
+    alone = greedy_dag_choice(view, cost)
+    assert view.nodes[alone[view.index.class_of["t"]]].op == "tanh"
+    for method in ("greedy_dag", "ilp"):
+        result = run(view, cost, method)
+        assert result.expr("t") == "(m2 (addk (sig U)))" and result.dag_cost == 15, method
+
+
 def test_sharing_never_makes_a_value_read_an_input_it_did_not():
     # p (the primal result, from input 0 alone) also comes out of the JVP's node j, which reads the tangent
     # (input 1) and which the program computes anyway for t. Taking p from j would save p's own node, but p
