@@ -29,6 +29,7 @@ pass takes greedy from 1.30 times the ILP's optimum to the optimum, in 0.1 s in 
 from __future__ import annotations
 
 import math
+from collections import ChainMap
 from collections.abc import Sequence
 
 from rewrites.egraph_view import EGraphView
@@ -100,23 +101,24 @@ def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], re
     for c in sorted(program):
         if reads[c] & IN_BODY:
             continue
-        most = None  # what any move of c's may save at most: its node and all it frees
+        dropped = None  # the classes only c's node needs, in cascade
         for m in ix.members[c]:
             if m == chosen[c] or cost[m] == math.inf or c in ix.children[m] or set(ix.children[m]) <= program:
                 continue
-            if most is None:
-                most = cost[chosen[c]] + sum(cost[chosen[k]] for k in _freed(ix, chosen, refs, c, None))
+            if dropped is None:
+                dropped = _freed(ix, chosen, refs, c)
+                most = cost[chosen[c]] + sum(cost[chosen[k]] for k in dropped)  # what a move of c's saves at most
             if cost[m] + sum(cost[cheapest[d][0]] for d in set(ix.children[m]) - program) >= most:
                 continue
             # a pulled node may use at no cost the classes that stay when m replaces c's node
-            freed = _freed(ix, chosen, refs, c, m)
+            freed = dropped - _needs(ix, chosen, dropped, m)
             budget = cost[chosen[c]] - cost[m] + sum(cost[chosen[k]] for k in freed)  # what pulling may add
             if budget <= 0:
                 continue
             pulled = _pull(ix, cost, cheapest, chosen, program, freed, m, c, budget)
             if pulled is None:
                 continue
-            reads_then = dict(reads)
+            reads_then = ChainMap({}, reads)
             for k, n in pulled.items():
                 reads_then[k] = _node_reads(view, n, reads_then)
                 if reads_then[k] & ~reads.get(k, ~IN_BODY):  # a class of the program that would read more
@@ -126,19 +128,31 @@ def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], re
                     yield {c: m}, pulled
 
 
-def _freed(ix, chosen: dict[int, int], refs: dict[int, int], c: int, m: int | None) -> set[int]:
-    """The classes of the program but its leaves that node m replacing class c's chosen node frees (m None: that
-    dropping it frees), by reference counting, in cascade; at most `_CASCADE`."""
-    left = {k: refs.get(k, 0) + 1 for k in set(ix.children[m])} if m is not None else {}
+def _freed(ix, chosen: dict[int, int], refs: dict[int, int], c: int) -> set[int]:
+    """The classes of the program but its leaves that only class c's chosen node needs, by reference counting,
+    in cascade; at most `_PULL_CASCADE` (what a pull of a few classes can make up for is near)."""
+    left: dict[int, int] = {}
     freed: set[int] = set()
-    stack = sorted(set(ix.children[chosen[c]]))
-    while stack and len(freed) < _CASCADE:
+    stack = list(ix.children[chosen[c]])
+    while stack and len(freed) < _PULL_CASCADE:
         k = stack.pop()
         left[k] = left.get(k, refs.get(k, 0)) - 1
         if left[k] == 0 and ix.children[chosen[k]]:
             freed.add(k)
-            stack.extend(sorted(set(ix.children[chosen[k]])))
+            stack.extend(ix.children[chosen[k]])
     return freed
+
+
+def _needs(ix, chosen: dict[int, int], among: set[int], m: int) -> set[int]:
+    """The classes of `among` that node m needs through their chosen nodes (walking within `among`)."""
+    needed: set[int] = set()
+    stack = [k for k in ix.children[m] if k in among]
+    while stack:
+        k = stack.pop()
+        if k not in needed:
+            needed.add(k)
+            stack.extend(d for d in ix.children[chosen[k]] if d in among)
+    return needed
 
 
 def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: set[int], freed: set[int], m: int,
@@ -149,7 +163,9 @@ def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: 
     choices); a freed class that keeps its node is not among them. None when that needs c, when more than `_PULL`
     classes, or when the classes of m's children alone add `budget` or more (the search stops there)."""
     price: dict[int, tuple[float, int, float]] = {}  # class -> (what it adds, its node, the bound it was priced in)
-    kept = program - freed
+
+    def missing(n: int) -> list[int]:  # node n's children that the program will not have
+        return sorted({d for d in ix.children[n] if d not in program or d in freed})
 
     def priced(k: int, depth: int, path: frozenset, bound: float) -> float:
         """What class k adds at least, exactly when less than `bound` (else inf)."""
@@ -158,7 +174,7 @@ def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: 
             options = cheapest[k] if depth < _PULL_DEPTH else [chosen[k]] if k in chosen else []
             best = (math.inf, -1)
             for n in options:
-                kids = sorted(set(ix.children[n]) - kept)
+                kids = missing(n)
                 if (cost[n] + sum(cost[cheapest[d][0]] for d in kids) >= min(bound, best[0]) or c in kids or k in kids
                         or path.intersection(kids) or depth > _PULL):
                     continue
@@ -174,7 +190,7 @@ def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: 
 
     pulled: dict[int, int] = {}  # in postorder
     seen: set[int] = set()
-    stack = [(k, False) for k in sorted(set(ix.children[m]) - kept)]
+    stack = [(k, False) for k in missing(m)]
     while stack:
         k, done = stack.pop()
         if done:
@@ -186,7 +202,7 @@ def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: 
             return None
         seen.add(k)
         stack.append((k, True))
-        stack.extend((d, False) for d in sorted(set(ix.children[price[k][1]]) - kept) if d not in seen)
+        stack.extend((d, False) for d in missing(price[k][1]) if d not in seen)
     return {k: n for k, n in pulled.items() if k not in program or n != chosen[k]}
 
 
@@ -262,7 +278,7 @@ def _saves(ix, cost, chosen: dict[int, int], refs: dict[int, int], switch: dict[
 
 
 _CASCADE = 64
-_PULL, _PULL_DEPTH, _PULL_OPTIONS = 4, 2, 8
+_PULL, _PULL_DEPTH, _PULL_OPTIONS, _PULL_CASCADE = 4, 2, 8, 16
 
 
 def _program(ix, chosen: dict[int, int]) -> set[int] | None:
