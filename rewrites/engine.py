@@ -322,7 +322,7 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     deadline = time.perf_counter() + limits.seconds if deadline is None else deadline
     report.stop_reason = "iterations"
     report.egraph_nodes = size = egraph_nodes(egraph)
-    slowest, rows_per_match, fired, throttled = 0.0, 0.0, 0, False
+    slowest, rows_per_match, fired, held = 0.0, 0.0, 0, False
     last: dict[int, int] = {}  # each egglog rule's matches the last time it ran
     counted: dict[str, int] = {}  # the first iteration's matches, once an attempt at it overshot and was undone
     ceiling = 0  # the match limit of the last attempt undone: the next one runs under a lower one
@@ -349,12 +349,12 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             report.stop_reason = "seconds"
             break
         if throttled and limits.nodes is not None:  # an explicit limit holds within `_OVERSHOOT`
-            groups, capped = rule_groups, limits_now
+            groups, capped, held = rule_groups, limits_now, True
         else:  # under the default budget, a throttled rule sits out while it last matched more than the cap
             over = frozenset(i for i, c in last.items() if throttled and c > limits_now[group_of[i]])
             groups = tuple(prep.without(group, backoff.banned(report.iterations) | over)
                            for group, backoff in zip(rule_groups, backoffs, strict=True))
-            capped = None
+            capped, held = None, bool(over)
         updated, matches, by_egg = prep.run(("iteration", *(str(g.__egg_ident__) for g in groups), capped,
                                              limits.ban_length), lambda g=groups, c=capped: iteration(g, c))
         if capped is None:
@@ -387,10 +387,10 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
                 continue  # nothing changed but banned rules may: they run again
             report.stop_reason = "saturated"
             break
-        if size > node_limit or (throttled and grown == before):  # past the limit, or held back by it
+        if size > node_limit or (held and grown == before):  # past the limit, or held back by it
             report.stop_reason = "nodes"
             break
-    if report.stop_reason == "iterations" and throttled:
+    if report.stop_reason == "iterations" and held:
         report.stop_reason = "nodes"  # the node budget was holding the run back when the iterations ran out
     clock = time.perf_counter()
     prep.run(("analysis",), lambda: run(prep.analysis).saturate())
