@@ -122,21 +122,25 @@ class Deriver:
         return out
 
     def route(self, a: int, b: int) -> list[Link] | None:
-        """The shortest chain of links from node a to node b (same class), or None."""
-        came: dict[int, Link | None] = {a: None}
-        queue = deque([a])
-        while queue:
-            n = queue.popleft()
-            if n == b:
-                chain = []
-                while came[n] is not None:
-                    chain.append(came[n])
-                    n = came[n].source
-                return chain[::-1]
-            for link in self.links(n):
-                if link.target not in came:
-                    came[link.target] = link
-                    queue.append(link.target)
+        """The shortest chain of links from node a to node b (same class), or None; one that wraps no term in a
+        pattern (a link whose start side is a bare variable, `x -> exp(log x)` read right to left) if there is
+        one. A wrapping link can undo the step it serves: to make log(m)'s m an exp for `log(exp t) -> t`,
+        wrapping gives log(exp(log m)), whose t is log m, and the step rebuilds log(m)."""
+        for wrap in (False, True):
+            came: dict[int, Link | None] = {a: None}
+            queue = deque([a])
+            while queue:
+                n = queue.popleft()
+                if n == b:
+                    chain = []
+                    while came[n] is not None:
+                        chain.append(came[n])
+                        n = came[n].source
+                    return chain[::-1]
+                for link in self.links(n):
+                    if link.target not in came and (wrap or not isinstance(link.start, Var)):
+                        came[link.target] = link
+                        queue.append(link.target)
         return None
 
     # -- concrete terms -------------------------------------------------------------------------------------
