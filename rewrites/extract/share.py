@@ -67,9 +67,11 @@ def share_choice(view: EGraphView, cost: Sequence[Cost], chosen: dict[int, int])
 
 def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], reads: dict[int, int],
            refs: dict[int, int], cheapest: list[list[int]]):
-    """Switches to try (class -> new node), in a deterministic order: for each class d of the program but a
-    root, every class using it switched to its cheapest node that does not (dropping d, if nothing else needs
-    it); then each class switched to a cheaper node of its own. A node may only replace one that reads every
+    """Moves to try, each a switch (class -> new node) and the classes it brings in with their nodes (`_pull`),
+    in a deterministic order: for each class d of the program but a root, every class using it switched to its
+    cheapest node that does not (dropping d, if nothing else needs it); then each class switched to a cheaper node
+    of its own; then each class switched to a node that needs classes the program will not have, when what those
+    add may be less than what the switch frees. A node may only replace one that reads every
     input it reads (`reads`), so no value comes to depend on an input it did not: vmap's `out_axes=None`,
     for one, asks that an output not read the batched inputs, which a primal result taken from a JVP's node
     (computed with the tangents) would."""
