@@ -275,10 +275,12 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
              restart: Callable[[], None] | None = None, trace: bool = False) -> None:
     """Run the prepared rules within `limits`; fills the report's iterations, stop reason and matches.
 
-    One iteration: the analysis and eager rules to saturation, one pass of the ordinary rules, one pass of
-    the explosive ones (assoc/comm), each but the rules back-off bans (`rewrites.backoff`, a match limit
-    scaled to the program). Each iteration is one run, so that the bans are decided between iterations; when
-    nothing changed but some rule was banned, the bans are lifted and the run goes on.
+    The analysis and eager rules first run to saturation on the e-graph as loaded. One iteration: one pass of
+    the ordinary rules, one pass of the explosive ones (assoc/comm), each but the rules back-off bans
+    (`rewrites.backoff`, a match limit scaled to the program), then the analysis and eager rules to saturation
+    again (so an iteration that changed nothing reports so). Each iteration is one run, so that the bans are
+    decided between iterations; when nothing changed but some rule was banned, the bans are lifted and the run
+    goes on.
 
     The bounds hold as follows. Iterations: exactly. E-nodes (`egraph_nodes`, rows of every table): the
     rows a step adds per match are measured, and each later step has its match limits cut so that the rules
@@ -315,8 +317,16 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
                       for group, limit in zip(groups, limits_now, strict=True)]
         else:
             passes = [run(group) for group in groups]
-        # the analyses run last too: a step's size counts its shape facts
-        return run(prep.analysis).saturate() + passes[0] + passes[1] + run(prep.analysis).saturate()
+        # the analyses (and folding) end it, so that the next pass starts from them and a step's size counts them
+        return passes[0] + passes[1] + run(prep.analysis).saturate()
+
+    def analyses() -> dict[str, int]:
+        """The analyses (and folding) to saturation on the e-graph as loaded, before the first pass; the folds'
+        matches, counted in the report."""
+        _, matches, _ = prep.run(("analysis",), lambda: run(prep.analysis).saturate())
+        for name, count in matches.items():
+            report.rule_matches[name] += count
+        return matches
 
     node_limit = limits.node_limit(n_eqns)
     deadline = time.perf_counter() + limits.seconds if deadline is None else deadline
@@ -326,8 +336,11 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
     last: dict[int, int] = {}  # each egglog rule's matches the last time it ran
     counted: dict[str, int] = {}  # the first iteration's matches, once an attempt at it overshot and was undone
     ceiling = 0  # the match limit of the last attempt undone: the next one runs under a lower one
+    folded: dict[str, int] = {}  # the folds' matches on the e-graph as loaded
     if limits.nodes is not None and size >= limits.nodes:
         report.stop_reason = "nodes"  # a limit given explicitly (`--node-limit 0`) holds from the start
+    else:
+        folded = analyses()
     while report.stop_reason == "iterations" and report.iterations < limits.iterations:
         limits_now, throttled = (match_limit, explosive_limit), False
         if counted and report.iterations == 0:
@@ -376,8 +389,9 @@ def saturate(prep: Prepared, n_eqns: int, limits: Limits, report: Report, deadli
             restart()  # the first iteration overshot an explicit limit: undo it, and run it again throttled
             report.steps[-1].phase = "undone"
             counted, ceiling = counted or matches, limits_now[0]
-            for name, count in matches.items():
+            for name, count in [*matches.items(), *folded.items()]:
                 report.rule_matches[name] -= count
+            folded = analyses()
             report.iterations = 0
             report.egraph_nodes = size = egraph_nodes(egraph)
             continue
