@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections import ChainMap
 from collections.abc import Sequence
+from itertools import islice
 
 from rewrites.egraph_view import EGraphView
 from rewrites.extract.result import Cost, exact_sum, postorder
@@ -133,16 +134,8 @@ def _moves(view: EGraphView, cost, chosen: dict[int, int], program: set[int], re
 def _freed(ix, chosen: dict[int, int], refs: dict[int, int], c: int) -> set[int]:
     """The classes of the program but its leaves that only class c's chosen node needs, by reference counting,
     in cascade; at most `_PULL_CASCADE` (what a pull of a few classes can make up for is near)."""
-    left: dict[int, int] = {}
-    freed: set[int] = set()
-    stack = list(ix.children[chosen[c]])
-    while stack and len(freed) < _PULL_CASCADE:
-        k = stack.pop()
-        left[k] = left.get(k, refs.get(k, 0)) - 1
-        if left[k] == 0 and ix.children[chosen[k]]:
-            freed.add(k)
-            stack.extend(ix.children[chosen[k]])
-    return freed
+    freed = (k for k in _cascade(ix, chosen, refs, {}, sorted(set(ix.children[chosen[c]]))) if ix.children[chosen[k]])
+    return set(islice(freed, _PULL_CASCADE))
 
 
 def _needs(ix, chosen: dict[int, int], among: set[int], m: int) -> set[int]:
@@ -267,16 +260,23 @@ def _saves(ix, cost, chosen: dict[int, int], refs: dict[int, int], switch: dict[
         for d in set(ix.children[n]):
             left[d] = left.get(d, refs.get(d, 0)) + 1
     stack = [k for u, m in switch.items() for k in sorted(set(ix.children[chosen[u]]) - set(ix.children[m]))]
-    freed, count = 0, 0  # a running sum: this only sorts moves out, the kept ones are priced exactly
-    while stack and count < _CASCADE:
+    freed = 0  # a running sum: this only sorts moves out, the kept ones are priced exactly
+    for k in islice(_cascade(ix, chosen, refs, left, stack), _CASCADE):
+        freed += cost[chosen[k]]
+        if freed > added:
+            return True
+    return False
+
+
+def _cascade(ix, chosen: dict[int, int], refs: dict[int, int], left: dict[int, int], stack: list[int]):
+    """The classes whose last user goes as the uses `stack` lists go, in cascade: reference counting, one use per
+    class a node reads, from `refs` (`left`: the counts already changed, kept up to date)."""
+    while stack:
         k = stack.pop()
         left[k] = left.get(k, refs.get(k, 0)) - 1
         if left[k] == 0:
-            freed, count = freed + cost[chosen[k]], count + 1
-            if freed > added:
-                return True
+            yield k
             stack.extend(sorted(set(ix.children[chosen[k]])))
-    return False
 
 
 _CASCADE = 64
