@@ -88,7 +88,7 @@ def view_of(egraph: EGraph) -> EGraphView:
     folded: dict[str, list[ENode]] = {}
     for cid, node in retired:
         folded.setdefault(cid, []).append(node)
-    extended = _reachable(by_class, roots, folded)
+    extended = _reachable(by_class, roots, folded) if folded else main
     first_use: dict[str, int] = {}  # class -> the first input equation whose result it holds (`ref(k)`)
     refs = frozen.functions.get("ref")
     for row in refs.rows if refs is not None else ():

@@ -169,14 +169,14 @@ def _pull(ix, cost, cheapest: list[list[int]], chosen: dict[int, int], program: 
             options = cheapest[k] if depth < _PULL_DEPTH else [chosen[k]] if k in chosen else []
             best = (math.inf, -1)
             for n in options:
-                kids = missing(n)
-                if (cost[n] + sum(cost[cheapest[d][0]] for d in kids) >= min(bound, best[0]) or c in kids or k in kids
+                kids, limit = missing(n), min(bound, best[0])
+                if (cost[n] + sum(cost[cheapest[d][0]] for d in kids) >= limit or c in kids or k in kids
                         or path.intersection(kids) or depth > _PULL):
                     continue
                 added = cost[n]
                 for d in kids:
-                    added += priced(d, depth + 1, path | {k}, min(bound, best[0]) - added)
-                    if added >= min(bound, best[0]):
+                    added += priced(d, depth + 1, path | {k}, limit - added)
+                    if added >= limit:
                         break
                 else:
                     best = min(best, (added, n))
